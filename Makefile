@@ -1,0 +1,38 @@
+# Two commands for a newcomer (see README.md):
+#   make book   build the HTML book, executing every notebook  -> _build/html/index.html
+#   make test   run the whole test suite (unit tests, every notebook through nbval, the book, a browser)
+# Both create and fill .venv when it is missing or older than requirements.txt / pyproject.toml.
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: setup book test lint student bench clean
+
+$(STAMP): requirements.txt pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps -e .
+	@touch $(STAMP)
+
+setup: $(STAMP)
+
+book: setup
+	$(BIN)/jupyter-book build . --toc book/_toc.yml -W -n --keep-going
+
+test: setup
+	$(BIN)/python scripts/install_browser.py
+	$(BIN)/python -m pytest
+
+lint: setup
+	$(BIN)/ruff check utils tests scripts chapters
+
+student: setup
+	$(BIN)/python -m utils.classroom student --out student
+
+bench: setup
+	$(BIN)/python scripts/benchmark.py
+
+clean:
+	rm -rf _build student

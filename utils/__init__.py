@@ -1,0 +1,22 @@
+"""The shared package of the course 'Attention, from seq2seq to the Transformer'.
+
+Modules, one per subject, imported by the chapter notebooks:
+
+- ``utils.runtime``     device choice, seeding, environment report
+- ``utils.data``        the synthetic language pair, vocabularies, batching, masks, a real-corpus loader
+- ``utils.attention``   scaled dot-product attention, masks, multi-head attention (chapters 2-5)
+- ``utils.positional``  sinusoidal and learned positional encodings (chapter 6)
+- ``utils.rnn``         GRU encoder-decoder with and without attention (chapter 1)
+- ``utils.transformer`` encoder, decoder and the full Transformer, decoding (chapters 7-8)
+- ``utils.train``       a training loop with progress bars, evaluation helpers
+- ``utils.plots``       attention heatmaps and other figures
+- ``utils.checks``      auto-checks for the exercises, with hints
+
+Shape legend used in every module: B batch, T tokens (T_q queries, T_k keys), H heads,
+D head size, C = H * D = d_model.
+"""
+
+from utils.runtime import get_device, seed_everything
+
+__all__ = ["get_device", "seed_everything"]
+__version__ = "0.1.0"

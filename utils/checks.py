@@ -1,0 +1,115 @@
+"""Auto-checks for the exercises: each says what was expected, what was given, and gives a hint.
+
+Every exercise in the course asks for a *function*; its check calls that function on a few inputs and
+compares with a reference. In the student edition the function body is a stub that raises
+``NotImplementedError``; the check turns that into a friendly "not done yet" message with the hint.
+
+    check_function(my_softmax, reference=torch.softmax_last, inputs=[(x,)], name="Exercise 0.1",
+                   hint="subtract the row maximum before exponentiating")
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+import torch
+
+
+class CheckFailed(AssertionError):
+    """Raised by a check when an exercise answer is wrong or missing; the message holds the hint."""
+
+
+def _fail(name: str, problem: str, hint: str | None) -> None:
+    message = f"{name}: {problem}"
+    if hint:
+        message += f"\nHint: {hint}"
+    raise CheckFailed(message)
+
+
+def _describe(x: Any) -> str:
+    if isinstance(x, torch.Tensor):
+        return f"tensor of shape {tuple(x.shape)} and dtype {x.dtype}"
+    return f"{type(x).__name__} {x!r}"[:200]
+
+
+def _compare(got: Any, want: Any, name: str, hint: str | None, atol: float, rtol: float) -> None:
+    """Compare two answers of the same structure (tensors, numbers, sequences, anything with ==)."""
+    if isinstance(want, torch.Tensor):
+        if not isinstance(got, torch.Tensor):
+            _fail(name, f"expected a {_describe(want)}, got a {_describe(got)}", hint)
+        if got.shape != want.shape:
+            _fail(name, f"expected shape {tuple(want.shape)}, got shape {tuple(got.shape)}", hint)
+        if want.dtype == torch.bool or not want.is_floating_point():
+            if not torch.equal(got.to(want.dtype), want):
+                wrong = (got.to(want.dtype) != want).sum().item()
+                _fail(name, f"{wrong} of {want.numel()} entries differ from the expected values", hint)
+            return
+        got_f, want_f = got.detach().double(), want.detach().double()
+        if torch.isnan(got_f).any() and not torch.isnan(want_f).any():
+            _fail(name, "your answer contains NaN where the expected one has numbers", hint)
+        if not torch.allclose(got_f, want_f, atol=atol, rtol=rtol, equal_nan=True):
+            diff = (got_f - want_f).abs().nan_to_num(0.0).max().item()
+            _fail(name, f"values differ from the expected ones (largest difference {diff:.3g})", hint)
+        return
+    if isinstance(want, float) or isinstance(got, float):
+        if not isinstance(got, (int, float)):
+            _fail(name, f"expected a number close to {want:.6g}, got a {_describe(got)}", hint)
+        if abs(float(got) - float(want)) > atol + rtol * abs(float(want)):
+            _fail(name, f"expected about {float(want):.6g}, got {float(got):.6g}", hint)
+        return
+    if isinstance(want, (tuple, list)) and any(isinstance(w, torch.Tensor) for w in want):
+        if not isinstance(got, (tuple, list)) or len(got) != len(want):
+            _fail(name, f"expected a sequence of {len(want)} items, got a {_describe(got)}", hint)
+        for i, (g, w) in enumerate(zip(got, want, strict=True)):
+            _compare(g, w, f"{name} (item {i})", hint, atol, rtol)
+        return
+    if got != want:
+        _fail(name, f"expected {want!r}, got {got!r}", hint)
+
+
+def check_value(
+    got: Any, expected: Any, *, name: str, hint: str | None = None,
+    atol: float = 1e-5, rtol: float = 1e-4,
+) -> None:
+    """Check one answer against the expected value; print a success line or raise ``CheckFailed``."""
+    _compare(got, expected, name, hint, atol, rtol)
+    print(f"{name}: correct.")
+
+
+def check_function(
+    fn: Callable[..., Any],
+    reference: Callable[..., Any],
+    inputs: Iterable[Sequence[Any]],
+    *,
+    name: str,
+    hint: str | None = None,
+    atol: float = 1e-5,
+    rtol: float = 1e-4,
+) -> None:
+    """Call ``fn(*args)`` and ``reference(*args)`` for each ``args`` in ``inputs`` and compare them.
+
+    A stub that raises ``NotImplementedError`` gets a 'not done yet' message with the hint; any other
+    exception is reported with the input it happened on.
+    """
+    if not callable(fn):
+        raise TypeError(f"{name}: expected your function, got {_describe(fn)}")
+    cases = list(inputs)
+    if not cases:
+        raise ValueError(f"{name}: check_function needs at least one input case")
+    for i, args in enumerate(cases):
+        args = tuple(args)
+        try:
+            got = fn(*args)
+        except NotImplementedError:
+            _fail(name, "not implemented yet: replace the `raise NotImplementedError` line in the "
+                  "exercise cell with your code, run that cell, then run this one again", hint)
+        except CheckFailed:
+            raise
+        except Exception as err:  # noqa: BLE001 - a student's code may raise anything
+            shapes = ", ".join(_describe(a) for a in args)
+            _fail(name, f"your function raised {type(err).__name__}: {err} (on input {i}: {shapes})",
+                  hint)
+        want = reference(*args)
+        _compare(got, want, f"{name} (input {i})", hint, atol, rtol)
+    print(f"{name}: correct on all {len(cases)} test inputs.")
