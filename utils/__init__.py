@@ -16,7 +16,7 @@ Shape legend used in every module: B batch, T tokens (T_q queries, T_k keys), H 
 D head size, C = H * D = d_model.
 """
 
-from utils.runtime import get_device, seed_everything
+from utils.runtime import get_device, seed_everything, show_source
 
-__all__ = ["get_device", "seed_everything"]
+__all__ = ["get_device", "seed_everything", "show_source"]
 __version__ = "0.1.0"

@@ -76,3 +76,22 @@ def in_colab() -> bool:
     import sys
 
     return "google.colab" in sys.modules
+
+
+def show_source(obj: object) -> object:
+    """Display the source code of a ``utils`` function or class, highlighted, in a notebook.
+
+    Chapters use it to show the package's version of what they have just built step by step.
+    Returns an IPython ``Code`` object (rendered by Jupyter), or the plain source text outside IPython.
+    """
+    import inspect
+
+    try:
+        source = inspect.getsource(obj)  # type: ignore[arg-type]
+    except (TypeError, OSError) as err:
+        raise TypeError(f"show_source needs a function, class or module, got {obj!r:.80}") from err
+    try:
+        from IPython.display import Code
+    except ImportError:
+        return source
+    return Code(source, language="python")
