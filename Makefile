@@ -19,7 +19,7 @@ $(STAMP): requirements.txt pyproject.toml
 setup: $(STAMP)
 
 book: setup
-	$(BIN)/jupyter-book build . --toc book/_toc.yml -W -n --keep-going
+	COURSE_PLAIN_PROGRESS=1 $(BIN)/jupyter-book build . --toc book/_toc.yml -W -n --keep-going
 
 test: setup
 	$(BIN)/python scripts/install_browser.py

@@ -228,6 +228,8 @@ class MultiHeadAttention(nn.Module):
                 raise ValueError(f"key_mask must be (B, T_k) = {(b, t_k)}, got {tuple(key_mask.shape)}")
             mask = key_mask[:, None, None, :]  # (B, T_k) -> (B, 1, 1, T_k)
         if attn_mask is not None:
+            if not isinstance(attn_mask, torch.Tensor):  # a list or array: say what is expected
+                _check_mask(attn_mask, torch.Size([b, t_q, t_k]), "attn_mask")
             if attn_mask.dim() not in (2, 3) or attn_mask.shape[-2:] != (t_q, t_k):
                 raise ValueError(f"attn_mask must be (T_q, T_k) = {(t_q, t_k)} or (B, T_q, T_k), got "
                                  f"{tuple(attn_mask.shape)}")

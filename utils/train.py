@@ -8,6 +8,7 @@ the attention layers of chapters 3-5 and the Transformer of chapters 7-9.
 from __future__ import annotations
 
 import math
+import os
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -60,7 +61,8 @@ def fit(
         raise ValueError(f"grad_clip must be positive or None, got {grad_clip}")
     history = History()
     start = time.perf_counter()
-    bar = tqdm(total=epochs, desc=desc, unit="epoch", disable=not progress)
+    plain = plain_progress()
+    bar = tqdm(total=epochs, desc=desc, unit="epoch", disable=not progress or plain)
     for epoch in range(epochs):
         model.train()
         epoch_batches = batches(epoch) if callable(batches) else batches
@@ -96,7 +98,19 @@ def fit(
         bar.update(1)
     bar.close()
     history.seconds = time.perf_counter() - start
+    if progress and plain:
+        shown = ", ".join(f"{k} {v:.4g}" for k, v in metrics.items())
+        print(f"{desc}: {epochs} epochs in {history.seconds:.1f} s ({shown})")
     return history
+
+
+def plain_progress() -> bool:
+    """True when progress should be one printed line instead of a live bar (env COURSE_PLAIN_PROGRESS=1).
+
+    The book build sets it: a static page cannot animate a bar, and a widget would need JavaScript
+    from the internet, so the book shows the finished run's summary line instead.
+    """
+    return os.environ.get("COURSE_PLAIN_PROGRESS", "") not in ("", "0")
 
 
 def count_parameters(model: nn.Module) -> int:

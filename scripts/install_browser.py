@@ -1,0 +1,168 @@
+"""Install what the browser test needs: a Chromium, and a local copy of MathJax 3 for the book.
+
+    python scripts/install_browser.py            # both (what `make test` runs)
+    python scripts/install_browser.py --mathjax  # only MathJax (enough for `make book`)
+    python scripts/install_browser.py --check    # install nothing; say what is there, exit 1 if not all
+
+Quick and idempotent: when both are already there it prints two lines and exits.
+
+- Chromium: any of ``$CHROMIUM_PATH``, ``/usr/bin/chromium``, ``chromium``, ``chromium-browser``,
+  ``google-chrome`` on the PATH is used. When none is found and we are root on a system with
+  ``apt-get`` (Debian, Ubuntu, the CI image), ``apt-get update && apt-get install -y chromium`` installs
+  Debian's build. Otherwise it prints what to do. Playwright's own browser download
+  (``playwright install``) is never used: it needs a download site that is not a package registry.
+- MathJax: the book's pages typeset their equations with MathJax 3, which Sphinx loads from a CDN by
+  default, so an offline reader (and the browser test) would see raw TeX. This script unpacks the npm
+  registry's ``mathjax`` package (pinned below) into ``_static/mathjax/`` at the repository root (a
+  folder that ignores itself in git); Jupyter Book adds a root ``_static/`` folder to the HTML static
+  files, and ``_config.yml`` points Sphinx's ``mathjax_path`` at ``mathjax/tex-mml-chtml.js``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+MATHJAX_VERSION = "3.2.2"
+MATHJAX_DIR = ROOT / "_static" / "mathjax"
+MATHJAX_ENTRY = "tex-mml-chtml.js"  # the combined file Sphinx 7 loads by default
+# Parts of the npm package the book does not need (SVG output, the "full" bundles, node entry points).
+_SKIP_PARTS = ("svg", "-full", "node-main", "adaptors")
+
+CHROMIUM_CANDIDATES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+APT_PACKAGES = ["chromium", "fonts-wqy-microhei"]  # the font draws the glossary's Chinese names
+
+
+def find_chromium() -> str | None:
+    """Path of a Chromium/Chrome executable, or None when there is none."""
+    env = os.environ.get("CHROMIUM_PATH")
+    if env and Path(env).is_file() and os.access(env, os.X_OK):
+        return env
+    if Path("/usr/bin/chromium").is_file():
+        return "/usr/bin/chromium"
+    for name in CHROMIUM_CANDIDATES:
+        found = shutil.which(name)
+        if found:
+            return found
+    return None
+
+
+def can_install_chromium() -> bool:
+    """True when we may install Debian's chromium ourselves: root, with apt-get."""
+    is_root = hasattr(os, "geteuid") and os.geteuid() == 0
+    return is_root and shutil.which("apt-get") is not None
+
+
+def install_chromium(quiet: bool = False) -> str | None:
+    """Find Chromium, installing Debian's package when possible; return its path or None."""
+    found = find_chromium()
+    if found:
+        if not quiet:
+            print(f"Chromium: found {found}")
+        return found
+    if not can_install_chromium():
+        print("Chromium: not found, and this is not root on a system with apt-get, so it cannot be "
+              "installed here.\n  Install Chromium or Chrome yourself (Debian/Ubuntu: "
+              "`sudo apt-get install chromium`) or set CHROMIUM_PATH to its executable.")
+        return None
+    print(f"Chromium: not found; installing Debian's packages {APT_PACKAGES} with apt-get ...", flush=True)
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    steps = [["apt-get", "update", "-qq"],
+             ["apt-get", "install", "-y", "-qq", "--no-install-recommends", *APT_PACKAGES]]
+    for cmd in steps:
+        result = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        if result.returncode != 0:
+            print(f"Chromium: `{' '.join(cmd)}` failed:\n{result.stderr[-2000:]}")
+            return None
+    found = find_chromium()
+    print(f"Chromium: installed {found}" if found else "Chromium: apt-get succeeded but no chromium found")
+    return found
+
+
+def mathjax_installed() -> bool:
+    """True when the pinned MathJax is unpacked in ``_static/mathjax``."""
+    stamp = MATHJAX_DIR / ".version"
+    return (MATHJAX_DIR / MATHJAX_ENTRY).is_file() and stamp.is_file() and \
+        stamp.read_text().strip() == MATHJAX_VERSION
+
+
+def _unpack_mathjax(tarball: Path) -> None:
+    """Copy the browser (es5) part of the npm tarball into ``_static/mathjax``."""
+    staging = MATHJAX_DIR.with_name("mathjax.partial")
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    with tarfile.open(tarball) as tar:
+        for member in tar.getmembers():
+            name = member.name
+            if name == "package/LICENSE":
+                rel = "LICENSE"
+            elif name.startswith("package/es5/") and member.isfile():
+                rel = name[len("package/es5/"):]
+                if any(part in rel.split("/")[0] for part in _SKIP_PARTS):
+                    continue
+            else:
+                continue
+            if ".." in Path(rel).parts:
+                continue
+            target = staging / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            source = tar.extractfile(member)
+            if source is not None:
+                target.write_bytes(source.read())
+    (staging / ".gitignore").write_text("# Unpacked by scripts/install_browser.py; not part of the repository.\n*\n")
+    (staging / ".version").write_text(MATHJAX_VERSION + "\n")
+    shutil.rmtree(MATHJAX_DIR, ignore_errors=True)
+    staging.rename(MATHJAX_DIR)
+
+
+def install_mathjax(quiet: bool = False) -> bool:
+    """Unpack MathJax (from the npm registry, with ``npm pack``) unless it is already there."""
+    if mathjax_installed():
+        if not quiet:
+            print(f"MathJax: found {MATHJAX_VERSION} in {MATHJAX_DIR.relative_to(ROOT)}/")
+        return True
+    npm = shutil.which("npm")
+    if npm is None:
+        print("MathJax: not installed, and `npm` is missing. Install Node.js/npm (Debian: "
+              "`apt-get install npm`) and run this script again; without it the book loads MathJax "
+              "from its CDN when the reader is online.")
+        return False
+    print(f"MathJax: fetching mathjax@{MATHJAX_VERSION} from the npm registry ...", flush=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        result = subprocess.run([npm, "pack", f"mathjax@{MATHJAX_VERSION}", "--silent"], cwd=tmp,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        tarballs = list(Path(tmp).glob("mathjax-*.tgz"))
+        if result.returncode != 0 or not tarballs:
+            print(f"MathJax: `npm pack` failed:\n{result.stderr[-2000:]}")
+            return False
+        _unpack_mathjax(tarballs[0])
+    print(f"MathJax: installed {MATHJAX_VERSION} in {MATHJAX_DIR.relative_to(ROOT)}/")
+    return True
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--mathjax", action="store_true", help="only install the local MathJax")
+    parser.add_argument("--check", action="store_true", help="install nothing; report and exit 1 if missing")
+    args = parser.parse_args(argv)
+    if args.check:
+        chromium, mathjax = find_chromium(), mathjax_installed()
+        print(f"Chromium: {chromium or 'missing'}")
+        print(f"MathJax: {'installed' if mathjax else 'missing'} ({MATHJAX_DIR.relative_to(ROOT)}/)")
+        return 0 if (chromium and mathjax) else 1
+    # Nothing missing is fatal here (`make test` goes on): the browser test says what is missing.
+    install_mathjax()
+    if not args.mathjax:
+        install_chromium()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

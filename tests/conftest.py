@@ -1,0 +1,135 @@
+"""Shared test set-up: a headless matplotlib for in-process tests and the ``built_book`` fixture.
+
+``built_book`` builds the Jupyter Book once per test session (executing every notebook, with warnings
+as errors) and returns the path of the HTML. Under pytest-xdist two workers may both ask for it (the
+book tests and the browser tests): a file lock serialises them and a marker file, stamped with the
+test run's id and a hash of the book's sources, lets the second worker reuse the first one's result,
+success or failure, instead of building again.
+
+Environment variables (for developing the tests; CI sets neither):
+
+- ``COURSE_BOOK_TOC``    an alternative table of contents (e.g. listing only chapter 0), built into
+                         ``_build/alt_toc/`` so the real book in ``_build/html`` is left alone.
+- ``COURSE_BOOK_OUTPUT`` where to put the build (``--path-output``); the HTML lands in ``<it>/_build/html``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import matplotlib
+
+# In-process tests draw figures without a display. This only affects the pytest process: the book
+# build and nbval kernels are other processes and keep the inline backend (never export MPLBACKEND,
+# or the book's figures silently disappear).
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402  (after choosing the backend)
+import pytest  # noqa: E402
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_TOC = REPO_ROOT / "book" / "_toc.yml"
+BUILD_TIMEOUT_S = 3 * 3600  # every notebook is executed; generous for a slow, shared 2-core machine
+_SESSION_ID = uuid.uuid4().hex  # one id per pytest process; xdist workers share the controller's id
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    """Close every figure a test opened, so figures do not pile up across tests."""
+    yield
+    plt.close("all")
+
+
+def venv_tool(name: str) -> Path | None:
+    """The console script ``name`` installed next to the running Python (the venv's bin/), if any."""
+    candidate = Path(sys.executable).parent / name
+    return candidate if candidate.exists() else None
+
+
+def book_toc_path() -> Path:
+    """The table of contents the book tests use: ``$COURSE_BOOK_TOC`` or ``book/_toc.yml``."""
+    override = os.environ.get("COURSE_BOOK_TOC")
+    return Path(override).resolve() if override else DEFAULT_TOC
+
+
+def book_output_dir() -> Path:
+    """The ``--path-output`` of the build; the HTML is in ``<it>/_build/html``."""
+    override = os.environ.get("COURSE_BOOK_OUTPUT")
+    if override:
+        return Path(override).resolve()
+    if os.environ.get("COURSE_BOOK_TOC"):
+        return REPO_ROOT / "_build" / "alt_toc"
+    return REPO_ROOT
+
+
+def _sources_hash(toc: Path) -> str:
+    """A hash of everything the build reads: config, toc, book pages, notebooks and the package."""
+    digest = hashlib.sha256()
+    files = [REPO_ROOT / "_config.yml", toc]
+    for pattern in ("book/**/*", "chapters/*.ipynb", "utils/*.py"):
+        files += sorted(p for p in REPO_ROOT.glob(pattern) if p.is_file())
+    for path in files:
+        digest.update(str(path.relative_to(REPO_ROOT) if path.is_relative_to(REPO_ROOT) else path).encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def build_book(toc: Path, output: Path) -> tuple[int, str]:
+    """Run ``jupyter-book build . --toc <toc> -W -n --keep-going`` from the repo root; (exit code, log)."""
+    jupyter_book = venv_tool("jupyter-book")
+    if jupyter_book is None:
+        pytest.skip(f"jupyter-book is not installed next to {sys.executable}")
+    command = [str(jupyter_book), "build", ".", "--toc", str(toc), "-W", "-n", "--keep-going"]
+    if output != REPO_ROOT:
+        command += ["--path-output", str(output)]
+    env = dict(os.environ)
+    env.pop("MPLBACKEND", None)  # a headless backend here would drop every figure from the HTML
+    result = subprocess.run(command, cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, timeout=BUILD_TIMEOUT_S)
+    return result.returncode, result.stdout
+
+
+@pytest.fixture(scope="session")
+def book_toc() -> Path:
+    """Path of the table of contents the book was (or will be) built from."""
+    return book_toc_path()
+
+
+@pytest.fixture(scope="session")
+def built_book(book_toc: Path) -> Path:
+    """Build the book once per test session (xdist-safe) and return the ``_build/html`` folder."""
+    from filelock import FileLock  # imported here: the unit-test-only CI job does not install it
+
+    output = book_output_dir()
+    build_dir = output / "_build"
+    build_dir.mkdir(parents=True, exist_ok=True)
+    marker = build_dir / ".built_book.json"
+    run_id = os.environ.get("PYTEST_XDIST_TESTRUNUID", _SESSION_ID)
+    key = f"{run_id}:{_sources_hash(book_toc)}:{book_toc}"
+
+    with FileLock(str(build_dir / ".built_book.lock"), timeout=BUILD_TIMEOUT_S):
+        record = json.loads(marker.read_text()) if marker.exists() else {}
+        if record.get("key") != key:  # nobody in this session has built these sources yet
+            marker.unlink(missing_ok=True)
+            start = time.perf_counter()
+            code, log = build_book(book_toc, output)
+            record = {"key": key, "returncode": code, "seconds": round(time.perf_counter() - start, 1),
+                      "log_tail": log[-3000:]}
+            (build_dir / "book-build.log").write_text(log)
+            marker.write_text(json.dumps(record, indent=1))
+
+    assert record["returncode"] == 0, (
+        f"`jupyter-book build . --toc {book_toc} -W -n --keep-going` failed with exit code "
+        f"{record['returncode']} (full log in {build_dir / 'book-build.log'}); last lines:\n"
+        f"{record['log_tail']}"
+    )
+    html = build_dir / "html"
+    assert (html / "index.html").exists(), f"the build succeeded but {html / 'index.html'} is missing"
+    return html

@@ -1,0 +1,202 @@
+"""Tests for utils/runtime.py: device choice, seeding, the environment report, show_source, in_colab."""
+
+from __future__ import annotations
+
+import random
+import sys
+import types
+
+import numpy as np
+import pytest
+import torch
+
+import utils
+from utils import runtime
+from utils.runtime import environment_report, get_device, in_colab, seed_everything, show_source
+
+
+def _fake_hardware(monkeypatch: pytest.MonkeyPatch, *, cuda: bool, mps: bool) -> None:
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: cuda)
+    monkeypatch.setattr(torch.backends.mps, "is_available", lambda: mps)
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda index=0: "Fake GPU 9000")
+
+
+def test_package_exports_the_runtime_helpers():
+    assert utils.get_device is get_device
+    assert utils.seed_everything is seed_everything
+    assert utils.show_source is show_source
+
+
+# ---------------------------------------------------------------------------------------------------
+# get_device
+# ---------------------------------------------------------------------------------------------------
+def test_get_device_returns_cpu_when_nothing_else_is_there(monkeypatch, capsys):
+    _fake_hardware(monkeypatch, cuda=False, mps=False)
+    device = get_device()
+    assert device == torch.device("cpu")
+    assert capsys.readouterr().out.startswith("Using device: cpu")
+
+
+@pytest.mark.parametrize(("cuda", "mps", "expected"), [
+    (True, True, "cuda"),
+    (True, False, "cuda"),
+    (False, True, "mps"),
+])
+def test_get_device_prefers_cuda_then_mps(monkeypatch, capsys, cuda, mps, expected):
+    _fake_hardware(monkeypatch, cuda=cuda, mps=mps)
+    assert get_device().type == expected
+    out = capsys.readouterr().out
+    assert f"Using device: {expected}" in out
+    if expected == "cuda":
+        assert "Fake GPU 9000" in out
+
+
+def test_get_device_quiet_prints_nothing(monkeypatch, capsys):
+    _fake_hardware(monkeypatch, cuda=False, mps=False)
+    get_device(verbose=False)
+    assert capsys.readouterr().out == ""
+
+
+def test_get_device_honours_an_available_preference(monkeypatch):
+    _fake_hardware(monkeypatch, cuda=True, mps=False)
+    assert get_device("cpu", verbose=False) == torch.device("cpu")
+    assert get_device("cuda", verbose=False).type == "cuda"
+
+
+@pytest.mark.parametrize("prefer", ["cuda", "mps"])
+def test_get_device_rejects_an_unavailable_preference(monkeypatch, prefer):
+    _fake_hardware(monkeypatch, cuda=False, mps=False)
+    with pytest.raises(RuntimeError, match=rf"device '{prefer}' was requested but is not available "
+                                           r"here; available: \['cpu'\]"):
+        get_device(prefer)
+
+
+@pytest.mark.parametrize("prefer", ["gpu", "CUDA", "tpu", ""])
+def test_get_device_rejects_an_unknown_name(prefer):
+    with pytest.raises(ValueError, match=r"prefer must be 'cuda', 'mps', 'cpu' or None, got"):
+        get_device(prefer)
+
+
+def test_get_device_really_works_on_this_machine():
+    device = get_device(verbose=False)
+    assert torch.zeros(2, device=device).device.type == device.type
+
+
+# ---------------------------------------------------------------------------------------------------
+# seed_everything
+# ---------------------------------------------------------------------------------------------------
+def _draw() -> tuple[float, np.ndarray, torch.Tensor]:
+    return random.random(), np.random.rand(3), torch.rand(3)
+
+
+def test_seed_everything_makes_random_numpy_and_torch_repeatable(monkeypatch):
+    monkeypatch.setenv("PYTHONHASHSEED", "unset-by-test")  # restored after the test
+    seed_everything(123)
+    first = _draw()
+    seed_everything(123)
+    second = _draw()
+    assert first[0] == second[0]
+    assert np.array_equal(first[1], second[1])
+    assert torch.equal(first[2], second[2])
+    seed_everything(124)
+    third = _draw()
+    assert third[0] != first[0]
+    assert not np.array_equal(third[1], first[1])
+    assert not torch.equal(third[2], first[2])
+
+
+def test_seed_everything_makes_model_initialisation_repeatable(monkeypatch):
+    monkeypatch.setenv("PYTHONHASHSEED", "unset-by-test")
+    seed_everything(7)
+    a = torch.nn.Linear(4, 3).weight.detach().clone()
+    seed_everything(7)
+    b = torch.nn.Linear(4, 3).weight.detach().clone()
+    assert torch.equal(a, b)
+
+
+def test_seed_everything_returns_an_independent_seeded_generator(monkeypatch):
+    monkeypatch.setenv("PYTHONHASHSEED", "unset-by-test")
+    g1 = seed_everything(5)
+    torch.rand(10)  # consuming the global generator must not move the returned one
+    g2 = seed_everything(5)
+    assert isinstance(g1, torch.Generator)
+    assert torch.equal(torch.rand(4, generator=g1), torch.rand(4, generator=g2))
+    assert torch.equal(torch.randperm(8, generator=seed_everything(5)),
+                       torch.randperm(8, generator=torch.Generator().manual_seed(5)))
+
+
+def test_seed_everything_sets_pythonhashseed_and_accepts_large_seeds(monkeypatch):
+    monkeypatch.setenv("PYTHONHASHSEED", "unset-by-test")
+    seed_everything(2**40)  # NumPy only takes 32-bit seeds: the function must reduce it
+    import os
+
+    assert os.environ["PYTHONHASHSEED"] == str(2**40)
+
+
+@pytest.mark.parametrize("seed", [-1, 1.5, "0", None, True])
+def test_seed_everything_rejects_bad_seeds(seed):
+    with pytest.raises(ValueError, match=r"seed must be a non-negative int, got"):
+        seed_everything(seed)
+
+
+# ---------------------------------------------------------------------------------------------------
+# environment_report and in_colab
+# ---------------------------------------------------------------------------------------------------
+def test_environment_report_lists_versions_as_strings():
+    report = environment_report()
+    assert set(report) == {"python", "torch", "numpy", "matplotlib", "cuda", "mps", "cpu threads"}
+    assert all(isinstance(v, str) and v for v in report.values())
+    assert report["torch"] == torch.__version__
+    assert report["numpy"] == np.__version__
+    assert report["python"].startswith(f"{sys.version_info.major}.{sys.version_info.minor}")
+    assert int(report["cpu threads"]) >= 1
+
+
+def test_environment_report_names_a_fake_gpu(monkeypatch):
+    _fake_hardware(monkeypatch, cuda=True, mps=False)
+    report = environment_report()
+    assert report["cuda"] == "Fake GPU 9000"
+    assert report["mps"] == "not available"
+
+
+def test_in_colab_is_false_here_and_true_with_the_colab_module(monkeypatch):
+    monkeypatch.delitem(sys.modules, "google.colab", raising=False)
+    assert in_colab() is False
+    monkeypatch.setitem(sys.modules, "google.colab", types.ModuleType("google.colab"))
+    assert in_colab() is True
+
+
+# ---------------------------------------------------------------------------------------------------
+# show_source
+# ---------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize(("obj", "first_line"), [
+    (get_device, "def get_device("),
+    (runtime, '"""Where code runs'),
+])
+def test_show_source_returns_highlighted_code(obj, first_line):
+    from IPython.display import Code
+
+    shown = show_source(obj)
+    assert isinstance(shown, Code)
+    assert shown.data.lstrip().startswith(first_line)
+    assert "python" in shown._repr_html_() or "highlight" in shown._repr_html_()
+
+
+def test_show_source_shows_a_class_and_a_method():
+    from utils.train import History
+
+    assert show_source(History).data.lstrip().startswith("@dataclass")
+    assert "def final_loss" in show_source(History.final_loss.fget).data
+
+
+def test_show_source_falls_back_to_plain_text_without_ipython(monkeypatch):
+    monkeypatch.setitem(sys.modules, "IPython.display", None)  # makes `from IPython.display ...` fail
+    shown = show_source(seed_everything)
+    assert isinstance(shown, str)
+    assert shown.startswith("def seed_everything(")
+
+
+@pytest.mark.parametrize("bad", [42, "utils.attention.causal_mask", len, torch.zeros(2)])
+def test_show_source_explains_what_it_needs(bad):
+    with pytest.raises(TypeError, match=r"show_source needs a function, class or module, got"):
+        show_source(bad)

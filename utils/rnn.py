@@ -1,0 +1,239 @@
+"""GRU encoder-decoders with and without attention, the models of chapter 1.
+
+Shape legend: B batch, S source tokens, T target tokens, E embedding size, C hidden size of the GRUs
+(d_model), V vocabulary size. Row vectors throughout; masks are bool, True = real token.
+
+Two distinct models, same encoder, same training recipe:
+
+- ``Seq2SeqGRU``: the encoder's last state h_m is the single context C of every decoder step
+  (Cho et al., 2014; Sutskever et al., 2014): y_j = f(C, y_1 .. y_{j-1}).
+- ``AttentionSeq2SeqGRU``: a context c_j recomputed at every decoder step by ``RNNAttention``
+  (q_j = W_Q s_j, k_i = W_K h_i, v_i = W_V h_i, alpha_j = softmax(K q_j), c_j = sum_i alpha_ij v_i),
+  in the style of Luong et al. (2015), with the query taken from the current decoder state.
+
+API used by later chapters (chapter 8 compares the Transformer with the RNN with attention):
+
+    from utils.data import load_synthetic
+    from utils.rnn import train_rnn_translator
+    from utils.train import evaluate_translation
+    data = load_synthetic(n_train=3000)
+    run = train_rnn_translator(data, attention=True, epochs=12)     # -> TrainedTranslator
+    model, history, seconds = run                                   # or run.model, run.seconds
+    scores = evaluate_translation(model.translate, data.test, data.src_vocab, data.tgt_vocab)
+    scores.exact_match, scores.binned([5, 10, 15, 20, 30])
+
+``model.translate(batch)`` decodes greedily (feeding each output back in) and returns (B, T_out) ids;
+``model.translate(batch, return_weights=True)`` also returns the attention weights (B, T_out, S).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import NamedTuple
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from utils.data import Batch, TranslationData, batches
+from utils.train import History, fit
+
+
+def _check_ids(ids: torch.Tensor, name: str) -> None:
+    if not isinstance(ids, torch.Tensor) or ids.dim() != 2 or ids.dtype != torch.long:
+        shape = tuple(ids.shape) if isinstance(ids, torch.Tensor) else type(ids).__name__
+        raise ValueError(f"{name} must be a (batch, seq_len) LongTensor of token ids, got {shape}")
+
+
+# ---------------------------------------------------------------------------------------------------
+# Encoder (section 1): h_1 .. h_m
+# ---------------------------------------------------------------------------------------------------
+class GRUEncoder(nn.Module):
+    """Embed the source and run a GRU over it: all states h_1..h_S and the last real state h_m."""
+
+    def __init__(self, vocab_size: int, d_emb: int, d_model: int, pad_id: int = 0):
+        super().__init__()
+        self.embed = nn.Embedding(vocab_size, d_emb, padding_idx=pad_id)
+        self.gru = nn.GRU(d_emb, d_model, batch_first=True)
+
+    def forward(self, src: torch.Tensor, src_lengths: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """src (B, S) ids, src_lengths (B,) -> states (B, S, C), last real state h_m (B, C)."""
+        _check_ids(src, "src")
+        if src_lengths.shape != (src.shape[0],) or src_lengths.min() < 1 or src_lengths.max() > src.shape[1]:
+            raise ValueError(f"src_lengths must be (B,) = ({src.shape[0]},) with values in 1..{src.shape[1]}, "
+                             f"got {src_lengths.tolist()}")
+        states, _ = self.gru(self.embed(src))  # (B, S, E) -> (B, S, C)
+        # Padding comes after the real tokens, so the state at position length-1 has read exactly the
+        # sentence: that is h_m. States at padded positions are never used (the masks hide them).
+        rows = torch.arange(src.shape[0], device=src.device)
+        last = states[rows, src_lengths.to(src.device) - 1]  # (B, C)
+        return states, last
+
+
+# ---------------------------------------------------------------------------------------------------
+# Attention inside the RNN (section 2), written as Q, K, V
+# ---------------------------------------------------------------------------------------------------
+class RNNAttention(nn.Module):
+    """Context c_j = sum_i alpha_ij v_i with alpha_j = softmax_i(q_j . k_i), q_j = W_Q s_j, k_i = W_K h_i,
+    v_i = W_V h_i (chapter 1, section 2). No 1/sqrt(d_k) scaling here: chapter 2 adds it."""
+
+    def __init__(self, d_dec: int, d_enc: int, d_k: int, d_v: int):
+        super().__init__()
+        self.w_q = nn.Linear(d_dec, d_k, bias=False)  # W_Q
+        self.w_k = nn.Linear(d_enc, d_k, bias=False)  # W_K
+        self.w_v = nn.Linear(d_enc, d_v, bias=False)  # W_V
+
+    def forward(self, s: torch.Tensor, h: torch.Tensor,
+                src_mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Decoder states s (B, T, C) and encoder states h (B, S, C), src_mask (B, S) True at real tokens
+        -> contexts c (B, T, d_v) and weights alpha (B, T, S), each row summing to 1 over the source."""
+        if src_mask.dtype != torch.bool or src_mask.shape != h.shape[:2]:
+            raise ValueError(f"src_mask must be a bool (B, S) = {tuple(h.shape[:2])} mask, True at real "
+                             f"tokens; got {src_mask.dtype} {tuple(src_mask.shape)}")
+        # 1. gather the encoder states and turn them into keys and values
+        k = self.w_k(h)  # k_i = W_K h_i: (B, S, C) -> (B, S, d_k)
+        v = self.w_v(h)  # v_i = W_V h_i: (B, S, C) -> (B, S, d_v)
+        q = self.w_q(s)  # q_j = W_Q s_j: (B, T, C) -> (B, T, d_k)
+        # 2. score every source position for every decoder step: K q_j, m scores per step
+        scores = q @ k.transpose(1, 2)  # (B, T, d_k) @ (B, d_k, S) -> (B, T, S)
+        scores = scores.masked_fill(~src_mask[:, None, :], float("-inf"))  # padding gets weight 0
+        # 3. softmax over the source positions: alpha_{j,:} sums to 1
+        alpha = torch.softmax(scores, dim=-1)  # (B, T, S)
+        # 4. weighted sum of the values
+        c = alpha @ v  # (B, T, S) @ (B, S, d_v) -> (B, T, d_v)
+        return c, alpha
+
+
+# ---------------------------------------------------------------------------------------------------
+# The two decoders
+# ---------------------------------------------------------------------------------------------------
+class Seq2SeqGRU(nn.Module):
+    """GRU encoder-decoder without attention: one fixed context C = h_m for every output (section 1)."""
+
+    def __init__(self, src_vocab_size: int, tgt_vocab_size: int, d_emb: int = 32, d_model: int = 64,
+                 pad_id: int = 0, bos_id: int = 1, eos_id: int = 2):
+        super().__init__()
+        self.pad_id, self.bos_id, self.eos_id = pad_id, bos_id, eos_id
+        self.encoder = GRUEncoder(src_vocab_size, d_emb, d_model, pad_id)
+        self.embed = nn.Embedding(tgt_vocab_size, d_emb, padding_idx=pad_id)
+        self.gru = nn.GRU(d_emb + d_model, d_model, batch_first=True)  # input [y_{j-1}; C]
+        self.out = nn.Linear(2 * d_model, tgt_vocab_size)  # logits from [s_j; C]
+
+    def _decode(self, y_prev: torch.Tensor, s0: torch.Tensor, context: torch.Tensor, **_: object
+                ) -> tuple[torch.Tensor, torch.Tensor, None]:
+        """y_prev (B, T) ids, state (1, B, C), C (B, C) -> logits (B, T, V), new state, no weights."""
+        t = y_prev.shape[1]
+        ctx = context[:, None, :].expand(-1, t, -1)  # the same C at every step: (B, C) -> (B, T, C)
+        s, state = self.gru(torch.cat([self.embed(y_prev), ctx], dim=-1), s0)  # (B, T, C)
+        return self.out(torch.cat([s, ctx], dim=-1)), state, None  # (B, T, 2C) -> (B, T, V)
+
+    def _start(self, batch: Batch) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        _, last = self.encoder(batch.src, batch.src_lengths)
+        return last[None], {"context": last}  # s_0 = h_m: (1, B, C)
+
+    def forward(self, batch: Batch) -> torch.Tensor:
+        """Teacher forcing: logits (B, T, V) for ``batch.tgt_in`` (the decoder sees the true y_{<j})."""
+        _check_ids(batch.tgt_in, "batch.tgt_in")
+        state, memory = self._start(batch)
+        logits, _, _ = self._decode(batch.tgt_in, state, **memory)
+        return logits
+
+    @torch.no_grad()
+    def translate(self, batch: Batch, max_len: int | None = None,
+                  return_weights: bool = False) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
+        """Greedy decoding from <bos>, one token per step, each output fed back: (B, T_out) ids.
+
+        Stops when every sentence has produced <eos> or after ``max_len`` steps (default S + 5).
+        With ``return_weights`` also returns the attention weights (B, T_out, S) (attention models).
+        """
+        was_training = self.training
+        self.eval()
+        b = batch.src.shape[0]
+        max_len = max_len if max_len is not None else batch.src.shape[1] + 5
+        state, memory = self._start(batch)
+        y = torch.full((b, 1), self.bos_id, dtype=torch.long, device=batch.src.device)
+        outputs, weights = [], []
+        done = torch.zeros(b, dtype=torch.bool, device=batch.src.device)
+        for _ in range(max_len):
+            logits, state, alpha = self._decode(y, state, **memory)  # one step: (B, 1, V)
+            y = logits.argmax(dim=-1)  # (B, 1): the output becomes the next input
+            y = y.masked_fill(done[:, None], self.pad_id)
+            outputs.append(y)
+            if alpha is not None:
+                weights.append(alpha)
+            done |= y[:, 0] == self.eos_id
+            if done.all():
+                break
+        self.train(was_training)
+        ids = torch.cat(outputs, dim=1)  # (B, T_out)
+        if not return_weights:
+            return ids
+        if not weights:
+            raise ValueError(f"{type(self).__name__} has no attention weights to return")
+        return ids, torch.cat(weights, dim=1)  # (B, T_out, S)
+
+
+class AttentionSeq2SeqGRU(Seq2SeqGRU):
+    """GRU encoder-decoder with attention: a new context c_j at every decoder step (section 2)."""
+
+    def __init__(self, src_vocab_size: int, tgt_vocab_size: int, d_emb: int = 32, d_model: int = 64,
+                 pad_id: int = 0, bos_id: int = 1, eos_id: int = 2):
+        super().__init__(src_vocab_size, tgt_vocab_size, d_emb, d_model, pad_id, bos_id, eos_id)
+        self.gru = nn.GRU(d_emb, d_model, batch_first=True)  # s_j from y_{j-1} and s_{j-1}
+        self.attention = RNNAttention(d_dec=d_model, d_enc=d_model, d_k=d_model, d_v=d_model)
+
+    def _start(self, batch: Batch) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        states, last = self.encoder(batch.src, batch.src_lengths)
+        return last[None], {"h": states, "src_mask": batch.src_mask}
+
+    def _decode(self, y_prev: torch.Tensor, s0: torch.Tensor, h: torch.Tensor,  # type: ignore[override]
+                src_mask: torch.Tensor, **_: object) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """y_prev (B, T) ids, state (1, B, C), h (B, S, C) -> logits (B, T, V), state, alpha (B, T, S)."""
+        s, state = self.gru(self.embed(y_prev), s0)  # decoder states s_j: (B, T, C)
+        c, alpha = self.attention(s, h, src_mask)  # one context per step: (B, T, C), (B, T, S)
+        return self.out(torch.cat([s, c], dim=-1)), state, alpha  # (B, T, 2C) -> (B, T, V)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Training in one call (used by chapters 1 and 8)
+# ---------------------------------------------------------------------------------------------------
+def translation_loss(model: nn.Module, batch: Batch) -> torch.Tensor:
+    """Mean cross-entropy of the teacher-forced logits against ``batch.tgt_out``, padding ignored."""
+    logits = model(batch)  # (B, T, V)
+    return F.cross_entropy(logits.flatten(0, 1), batch.tgt_out.flatten(), ignore_index=model.pad_id)
+
+
+class TrainedTranslator(NamedTuple):
+    """What ``train_rnn_translator`` returns: the model, its training history and the seconds taken."""
+
+    model: Seq2SeqGRU
+    history: History
+    seconds: float
+
+
+def train_rnn_translator(data: TranslationData, attention: bool = True, *, epochs: int = 12,
+                         d_emb: int = 32, d_model: int = 64, batch_size: int = 32, lr: float = 3e-3,
+                         seed: int = 0, device: torch.device | str = "cpu",
+                         progress: bool = True) -> TrainedTranslator:
+    """Build ``AttentionSeq2SeqGRU`` (or ``Seq2SeqGRU`` if ``attention`` is False) and train it with Adam
+    on ``data.train`` by teacher forcing; the same ``seed`` gives the same model."""
+    if epochs < 1 or batch_size < 1 or lr <= 0:
+        raise ValueError(f"need epochs >= 1, batch_size >= 1 and lr > 0; got epochs={epochs}, "
+                         f"batch_size={batch_size}, lr={lr}")
+    if not data.train:
+        raise ValueError("data.train is empty: nothing to train on")
+    torch.manual_seed(seed)
+    cls = AttentionSeq2SeqGRU if attention else Seq2SeqGRU
+    model = cls(len(data.src_vocab), len(data.tgt_vocab), d_emb=d_emb, d_model=d_model,
+                pad_id=data.tgt_vocab.pad_id, bos_id=data.tgt_vocab.bos_id,
+                eos_id=data.tgt_vocab.eos_id).to(device)
+    optimizer = torch.optim.Adam(model.parameters(), lr=lr)
+    start = time.perf_counter()
+    history = fit(
+        model,
+        lambda epoch: (b.to(device) for b in batches(data.train, data.src_vocab, data.tgt_vocab,
+                                                     batch_size, seed=seed + epoch)),
+        translation_loss, optimizer, epochs=epochs, progress=progress,
+        desc=f"{cls.__name__} ({'with' if attention else 'no'} attention)",
+    )
+    return TrainedTranslator(model, history, time.perf_counter() - start)

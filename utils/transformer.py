@@ -1,0 +1,417 @@
+"""The Transformer of Vaswani et al. (2017): encoder, decoder, the full model, decoding (chapters 7-8).
+
+Shape legend: B batch, S source tokens, T target tokens, H heads, D head size, C = H * D = d_model,
+F = d_ff, V vocabulary size, K beam size. Row vectors throughout; masks are bool, True = may attend /
+real token (``nn.Transformer`` uses the opposite, pass it ``~mask``).
+
+Stable API (chapter 9 builds a decoder-only model on these layers):
+
+- ``TransformerConfig``: one frozen dataclass with the paper's defaults (d_model=512, num_heads=8,
+  6 + 6 layers, d_ff=2048, dropout=0.1) for ``Transformer(config)``.
+- ``FeedForward(d_model, d_ff, dropout)``: max(0, x W_1 + b_1) W_2 + b_2 at every position.
+- ``EncoderLayer(d_model, num_heads, d_ff, dropout=0.1, norm_first=False)``:
+  ``forward(x, key_mask=None, attn_mask=None, need_weights=False) -> (x, weights | None)``.
+  With a causal ``attn_mask`` it is a decoder-only (GPT) block.
+- ``DecoderLayer(...)``: ``forward(y, memory, tgt_key_mask=None, memory_key_mask=None,
+  need_weights=False) -> (y, self_weights | None, cross_weights | None)``; always causal.
+- ``Encoder(num_layers, d_model, ...)``, ``Decoder(num_layers, d_model, ...)``: stacks of identical
+  layers; a final LayerNorm only when ``norm_first`` (pre-norm needs one, post-norm ends normalised).
+- ``Transformer(config)``: ``encode``, ``decode``, ``forward(src, tgt_in, src_mask, tgt_mask) -> logits``,
+  ``attention_weights(...)`` for the figures.
+- ``greedy_decode``, ``beam_search``, ``teacher_forcing_loss``, ``translator``, ``train_translation``,
+  ``copy_from_torch_transformer``.
+
+Post-norm is the paper's block, LayerNorm(x + Sublayer(x)), and the default here; ``norm_first=True``
+gives pre-norm, x + Sublayer(LayerNorm(x)), which trains more easily in deep stacks.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from utils.attention import MultiHeadAttention, copy_from_torch_mha
+from utils.data import Batch, TranslationData, batches
+from utils.positional import SinusoidalPositionalEncoding
+from utils.train import History, evaluate_translation, fit, warmup_schedule
+
+
+@dataclass(frozen=True)
+class TransformerConfig:
+    """Sizes of the encoder-decoder Transformer; defaults are the base model of Vaswani et al. (2017)."""
+
+    src_vocab_size: int
+    tgt_vocab_size: int
+    d_model: int = 512
+    num_heads: int = 8
+    num_encoder_layers: int = 6
+    num_decoder_layers: int = 6
+    d_ff: int = 2048
+    dropout: float = 0.1
+    max_len: int = 512
+    norm_first: bool = False  # False: post-norm as in the paper; True: pre-norm
+    pad_id: int = 0
+    bos_id: int = 1
+    eos_id: int = 2
+
+    def __post_init__(self) -> None:
+        for name in ("src_vocab_size", "tgt_vocab_size", "d_model", "num_heads", "num_encoder_layers",
+                     "num_decoder_layers", "d_ff", "max_len"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ValueError(f"{name} must be a positive int, got {value!r}")
+        if self.d_model % self.num_heads != 0:
+            raise ValueError(f"d_model must be divisible by num_heads so each head gets d_model / "
+                             f"num_heads features; got d_model={self.d_model}, num_heads={self.num_heads}")
+        if self.d_model % 2 != 0:
+            raise ValueError(f"d_model must be even for the sinusoidal encoding, got {self.d_model}")
+        if not 0.0 <= self.dropout < 1.0:
+            raise ValueError(f"dropout must be in [0, 1), got {self.dropout}")
+        for name in ("pad_id", "bos_id", "eos_id"):
+            value = getattr(self, name)
+            if not 0 <= value < min(self.src_vocab_size, self.tgt_vocab_size):
+                raise ValueError(f"{name}={value} is outside the vocabularies (sizes {self.src_vocab_size}, "
+                                 f"{self.tgt_vocab_size})")
+
+
+# ---------------------------------------------------------------------------------------------------
+# The blocks (chapter 7: encoder; chapter 8: decoder)
+# ---------------------------------------------------------------------------------------------------
+class FeedForward(nn.Module):
+    """Position-wise feed-forward network FFN(x) = max(0, x W_1 + b_1) W_2 + b_2, section 3.3."""
+
+    def __init__(self, d_model: int, d_ff: int, dropout: float = 0.1):
+        super().__init__()
+        self.w_1 = nn.Linear(d_model, d_ff)  # W_1: (C, F)
+        self.w_2 = nn.Linear(d_ff, d_model)  # W_2: (F, C)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """(B, T, C) -> (B, T, F) -> (B, T, C); every position on its own, the same weights for all."""
+        return self.w_2(self.dropout(torch.relu(self.w_1(x))))
+
+
+class EncoderLayer(nn.Module):
+    """Self-attention then feed-forward, each wrapped in a residual connection and LayerNorm, section 3.1.
+
+    Post-norm (paper): x = LayerNorm(x + Sublayer(x)). Pre-norm (``norm_first``): x = x + Sublayer(LN(x)).
+    """
+
+    def __init__(self, d_model: int, num_heads: int, d_ff: int, dropout: float = 0.1,
+                 norm_first: bool = False):
+        super().__init__()
+        self.norm_first = norm_first
+        self.self_attn = MultiHeadAttention(d_model, num_heads, dropout)
+        self.feed_forward = FeedForward(d_model, d_ff, dropout)
+        self.norm_1, self.norm_2 = nn.LayerNorm(d_model), nn.LayerNorm(d_model)
+        self.dropout = nn.Dropout(dropout)  # on each sub-layer's output, before the residual sum
+
+    def forward(self, x: torch.Tensor, key_mask: torch.Tensor | None = None,
+                attn_mask: torch.Tensor | None = None,
+                need_weights: bool = False) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """x (B, T, C), key_mask (B, T), attn_mask (T, T) -> (B, T, C) and weights (B, H, T, T) or None."""
+        if self.norm_first:
+            h = self.norm_1(x)
+            a, weights = self.self_attn(h, h, h, key_mask, attn_mask, need_weights)
+            x = x + self.dropout(a)
+            return x + self.dropout(self.feed_forward(self.norm_2(x))), weights
+        a, weights = self.self_attn(x, x, x, key_mask, attn_mask, need_weights)
+        x = self.norm_1(x + self.dropout(a))  # Add & Norm
+        return self.norm_2(x + self.dropout(self.feed_forward(x))), weights  # Add & Norm
+
+
+class DecoderLayer(nn.Module):
+    """Causal self-attention, cross-attention to the encoder output, feed-forward; each Add & Norm."""
+
+    def __init__(self, d_model: int, num_heads: int, d_ff: int, dropout: float = 0.1,
+                 norm_first: bool = False):
+        super().__init__()
+        self.norm_first = norm_first
+        self.self_attn = MultiHeadAttention(d_model, num_heads, dropout)
+        self.cross_attn = MultiHeadAttention(d_model, num_heads, dropout)
+        self.feed_forward = FeedForward(d_model, d_ff, dropout)
+        self.norm_1, self.norm_2, self.norm_3 = (nn.LayerNorm(d_model) for _ in range(3))
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, y: torch.Tensor, memory: torch.Tensor, tgt_key_mask: torch.Tensor | None = None,
+                memory_key_mask: torch.Tensor | None = None, need_weights: bool = False
+                ) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None]:
+        """y (B, T, C), memory (B, S, C) -> (B, T, C), self weights (B, H, T, T), cross (B, H, T, S)."""
+        causal = torch.ones(y.shape[1], y.shape[1], dtype=torch.bool, device=y.device).tril()  # (T, T)
+        if self.norm_first:
+            h = self.norm_1(y)
+            a, self_w = self.self_attn(h, h, h, tgt_key_mask, causal, need_weights)
+            y = y + self.dropout(a)
+            a, cross_w = self.cross_attn(self.norm_2(y), memory, memory, memory_key_mask, None, need_weights)
+            y = y + self.dropout(a)
+            return y + self.dropout(self.feed_forward(self.norm_3(y))), self_w, cross_w
+        a, self_w = self.self_attn(y, y, y, tgt_key_mask, causal, need_weights)
+        y = self.norm_1(y + self.dropout(a))
+        # queries from the decoder, keys and values from the top encoder output
+        a, cross_w = self.cross_attn(y, memory, memory, memory_key_mask, None, need_weights)
+        y = self.norm_2(y + self.dropout(a))
+        return self.norm_3(y + self.dropout(self.feed_forward(y))), self_w, cross_w
+
+
+class Encoder(nn.Module):
+    """N identical encoder layers (N = 6 in the paper); a final LayerNorm only in pre-norm mode."""
+
+    def __init__(self, num_layers: int, d_model: int, num_heads: int, d_ff: int, dropout: float = 0.1,
+                 norm_first: bool = False):
+        super().__init__()
+        self.layers = nn.ModuleList(EncoderLayer(d_model, num_heads, d_ff, dropout, norm_first)
+                                    for _ in range(num_layers))
+        self.norm = nn.LayerNorm(d_model) if norm_first else None
+
+    def forward(self, x: torch.Tensor, key_mask: torch.Tensor | None = None, need_weights: bool = False
+                ) -> tuple[torch.Tensor, list[torch.Tensor] | None]:
+        """x (B, S, C), key_mask (B, S) -> (B, S, C) and one (B, H, S, S) weight tensor per layer."""
+        weights = []
+        for layer in self.layers:
+            x, w = layer(x, key_mask, need_weights=need_weights)
+            weights.append(w)
+        x = self.norm(x) if self.norm is not None else x
+        return x, (weights if need_weights else None)
+
+
+class Decoder(nn.Module):
+    """N identical decoder layers, every one attending to the same top encoder output ``memory``."""
+
+    def __init__(self, num_layers: int, d_model: int, num_heads: int, d_ff: int, dropout: float = 0.1,
+                 norm_first: bool = False):
+        super().__init__()
+        self.layers = nn.ModuleList(DecoderLayer(d_model, num_heads, d_ff, dropout, norm_first)
+                                    for _ in range(num_layers))
+        self.norm = nn.LayerNorm(d_model) if norm_first else None
+
+    def forward(self, y: torch.Tensor, memory: torch.Tensor, tgt_key_mask: torch.Tensor | None = None,
+                memory_key_mask: torch.Tensor | None = None, need_weights: bool = False
+                ) -> tuple[torch.Tensor, list[torch.Tensor] | None, list[torch.Tensor] | None]:
+        """y (B, T, C), memory (B, S, C) -> (B, T, C), per-layer self (B, H, T, T) and cross (B, H, T, S)."""
+        self_ws, cross_ws = [], []
+        for layer in self.layers:
+            y, self_w, cross_w = layer(y, memory, tgt_key_mask, memory_key_mask, need_weights)
+            self_ws.append(self_w)
+            cross_ws.append(cross_w)
+        y = self.norm(y) if self.norm is not None else y
+        return y, (self_ws if need_weights else None), (cross_ws if need_weights else None)
+
+
+# ---------------------------------------------------------------------------------------------------
+# The full model (chapter 8)
+# ---------------------------------------------------------------------------------------------------
+class Transformer(nn.Module):
+    """Embeddings * sqrt(d_model) + positions, encoder, decoder, linear layer to target logits, sec. 3."""
+
+    def __init__(self, config: TransformerConfig):
+        super().__init__()
+        if not isinstance(config, TransformerConfig):
+            raise TypeError(f"Transformer takes a TransformerConfig, got {type(config).__name__}")
+        c = self.config = config
+        self.src_embed = nn.Embedding(c.src_vocab_size, c.d_model, padding_idx=c.pad_id)
+        self.tgt_embed = nn.Embedding(c.tgt_vocab_size, c.d_model, padding_idx=c.pad_id)
+        self.positional = SinusoidalPositionalEncoding(c.d_model, c.max_len, c.dropout)
+        layer_args = (c.d_model, c.num_heads, c.d_ff, c.dropout, c.norm_first)
+        self.encoder = Encoder(c.num_encoder_layers, *layer_args)
+        self.decoder = Decoder(c.num_decoder_layers, *layer_args)
+        self.output = nn.Linear(c.d_model, c.tgt_vocab_size)  # the pre-softmax linear layer
+        for p in self.parameters():  # Glorot initialisation of every matrix, as nn.Transformer does
+            if p.dim() > 1:
+                nn.init.xavier_uniform_(p)
+        for embed in (self.src_embed, self.tgt_embed):  # unit-scale entries after * sqrt(d_model)
+            nn.init.normal_(embed.weight, std=c.d_model ** -0.5)
+            embed.weight.data[c.pad_id] = 0.0
+
+    def _embed(self, ids: torch.Tensor, embed: nn.Embedding, name: str) -> torch.Tensor:
+        if not isinstance(ids, torch.Tensor) or ids.dim() != 2 or ids.dtype != torch.long:
+            shape = tuple(ids.shape) if isinstance(ids, torch.Tensor) else type(ids).__name__
+            raise ValueError(f"{name} must be a (batch, seq_len) LongTensor of token ids, got {shape}")
+        if ids.shape[1] > self.config.max_len:
+            raise ValueError(f"{name} has {ids.shape[1]} tokens, more than max_len={self.config.max_len}")
+        return self.positional(embed(ids) * math.sqrt(self.config.d_model))  # (B, T) -> (B, T, C)
+
+    def encode(self, src: torch.Tensor, src_mask: torch.Tensor | None = None) -> torch.Tensor:
+        """src (B, S) ids -> memory (B, S, C), the top encoder output; src_mask defaults to src != pad."""
+        src_mask = src != self.config.pad_id if src_mask is None else src_mask
+        return self.encoder(self._embed(src, self.src_embed, "src"), src_mask)[0]
+
+    def decode(self, tgt_in: torch.Tensor, memory: torch.Tensor, src_mask: torch.Tensor | None = None,
+               tgt_mask: torch.Tensor | None = None) -> torch.Tensor:
+        """tgt_in (B, T) ids (<bos> y_1 ..), memory (B, S, C) -> logits (B, T, V) for the next tokens."""
+        if memory.shape[0] != tgt_in.shape[0]:
+            raise ValueError(f"src and tgt must have the same batch size, got {memory.shape[0]} and "
+                             f"{tgt_in.shape[0]}")
+        y = self.decoder(self._embed(tgt_in, self.tgt_embed, "tgt_in"), memory, tgt_mask, src_mask)[0]
+        return self.output(y)  # (B, T, C) -> (B, T, V); the softmax lives in the loss or the decoder
+
+    def forward(self, src: torch.Tensor, tgt_in: torch.Tensor, src_mask: torch.Tensor | None = None,
+                tgt_mask: torch.Tensor | None = None) -> torch.Tensor:
+        """Teacher forcing: src (B, S), tgt_in (B, T) -> logits (B, T, V); masks (B, S), (B, T) True = real."""
+        src_mask = src != self.config.pad_id if src_mask is None else src_mask
+        return self.decode(tgt_in, self.encode(src, src_mask), src_mask, tgt_mask)
+
+    @torch.no_grad()
+    def attention_weights(self, src: torch.Tensor, tgt_in: torch.Tensor) -> dict[str, torch.Tensor]:
+        """Weights of every layer, stacked: encoder (L, B, H, S, S), decoder self (L, B, H, T, T), cross
+        (L, B, H, T, S)."""
+        src_mask, tgt_mask = src != self.config.pad_id, tgt_in != self.config.pad_id
+        memory, enc_w = self.encoder(self._embed(src, self.src_embed, "src"), src_mask, need_weights=True)
+        _, self_w, cross_w = self.decoder(self._embed(tgt_in, self.tgt_embed, "tgt_in"), memory, tgt_mask,
+                                          src_mask, need_weights=True)
+        return {"encoder": torch.stack(enc_w), "decoder_self": torch.stack(self_w),
+                "cross": torch.stack(cross_w)}
+
+
+# ---------------------------------------------------------------------------------------------------
+# Decoding: one token at a time from <bos>, each output fed back in (chapter 8)
+# ---------------------------------------------------------------------------------------------------
+def _start(model: Transformer, src: torch.Tensor, max_new_tokens: int | None) -> tuple[torch.Tensor, int]:
+    if max_new_tokens is not None and max_new_tokens < 1:
+        raise ValueError(f"max_new_tokens must be at least 1, got {max_new_tokens}")
+    model.eval()
+    limit = model.config.max_len - 1
+    return src != model.config.pad_id, min(limit, max_new_tokens or 2 * src.shape[1] + 10)
+
+
+@torch.no_grad()
+def greedy_decode(model: Transformer, src: torch.Tensor, max_new_tokens: int | None = None) -> torch.Tensor:
+    """Pick the most probable next token at each step: src (B, S) -> (B, T_out) ids after <bos>, padded."""
+    src_mask, steps = _start(model, src, max_new_tokens)
+    c = model.config
+    memory = model.encode(src, src_mask)  # (B, S, C), computed once
+    ys = torch.full((src.shape[0], 1), c.bos_id, dtype=torch.long, device=src.device)  # (B, 1)
+    done = torch.zeros(src.shape[0], dtype=torch.bool, device=src.device)
+    for _ in range(steps):
+        logits = model.decode(ys, memory, src_mask)[:, -1]  # last position only: (B, V)
+        next_id = logits.argmax(-1).masked_fill(done, c.pad_id)  # (B,)
+        ys = torch.cat([ys, next_id[:, None]], dim=1)  # feed the output back: (B, t) -> (B, t + 1)
+        done |= next_id == c.eos_id
+        if done.all():
+            break
+    return ys[:, 1:]
+
+
+@torch.no_grad()
+def beam_search(model: Transformer, src: torch.Tensor, beam_size: int = 4, max_new_tokens: int | None = None,
+                length_penalty: float = 0.6) -> torch.Tensor:
+    """Keep the ``beam_size`` best prefixes per sentence (section 6.1: 4 beams, alpha 0.6): (B, T_out)."""
+    if beam_size < 1:
+        raise ValueError(f"beam_size must be at least 1, got {beam_size}")
+    src_mask, steps = _start(model, src, max_new_tokens)
+    c, b, k = model.config, src.shape[0], beam_size
+    memory = model.encode(src, src_mask).repeat_interleave(k, dim=0)  # (B, S, C) -> (B*K, S, C)
+    src_mask = src_mask.repeat_interleave(k, dim=0)  # (B*K, S)
+    ys = torch.full((b * k, 1), c.bos_id, dtype=torch.long, device=src.device)  # (B*K, 1)
+    scores = torch.full((b, k), float("-inf"), device=src.device)
+    scores[:, 0] = 0.0  # one live beam at the start, so the K beams do not all repeat it
+    done = torch.zeros(b * k, dtype=torch.bool, device=src.device)
+    for _ in range(steps):
+        logp = model.decode(ys, memory, src_mask)[:, -1].log_softmax(-1)  # (B*K, V)
+        logp[done] = float("-inf")
+        logp[done, c.pad_id] = 0.0  # a finished beam keeps its score and only grows padding
+        cand = (scores.view(b * k, 1) + logp).view(b, -1)  # (B, K * V)
+        scores, index = cand.topk(k, dim=-1)  # (B, K)
+        beam = index // logp.shape[-1] + torch.arange(b, device=src.device)[:, None] * k  # (B, K)
+        token = (index % logp.shape[-1]).view(-1)  # (B*K,)
+        ys = torch.cat([ys[beam.view(-1)], token[:, None]], dim=1)  # (B*K, t + 1)
+        done = done[beam.view(-1)] | (token == c.eos_id)
+        if done.all():
+            break
+    lengths = (ys[:, 1:] != c.pad_id).sum(-1).view(b, k).float()  # tokens up to and including <eos>
+    best = (scores / ((5 + lengths) / 6) ** length_penalty).argmax(-1)  # Wu et al. (2016) penalty
+    return ys.view(b, k, -1)[torch.arange(b), best, 1:]
+
+
+# ---------------------------------------------------------------------------------------------------
+# Training on a translation task (chapter 8)
+# ---------------------------------------------------------------------------------------------------
+def teacher_forcing_loss(model: Transformer, batch: Batch, label_smoothing: float = 0.0) -> torch.Tensor:
+    """Cross-entropy of the logits for ``batch.tgt_in`` against ``batch.tgt_out``, padding ignored."""
+    logits = model(batch.src, batch.tgt_in, batch.src_mask, batch.tgt_mask)  # (B, T, V)
+    return F.cross_entropy(logits.flatten(0, 1), batch.tgt_out.flatten(),
+                           ignore_index=model.config.pad_id, label_smoothing=label_smoothing)
+
+
+def translator(model: Transformer, beam_size: int = 1,
+               max_new_tokens: int | None = None) -> Callable[[Batch], torch.Tensor]:
+    """A ``translate(batch) -> (B, T_out) ids`` function for ``utils.train.evaluate_translation``."""
+    if beam_size == 1:
+        return lambda batch: greedy_decode(model, batch.src, max_new_tokens)
+    return lambda batch: beam_search(model, batch.src, beam_size, max_new_tokens)
+
+
+def train_translation(model: Transformer, data: TranslationData, *, epochs: int, batch_size: int = 64,
+                      lr: float = 1e-3, warmup_steps: int = 100, label_smoothing: float = 0.0,
+                      n_eval: int = 0, seed: int = 0, device: torch.device | str = "cpu",
+                      progress: bool = True) -> History:
+    """Adam (betas 0.9, 0.98, section 5.3) with warm-up, teacher forcing; ``n_eval`` > 0 records the
+    exact match of greedy decoding on that many validation sentences and the seconds after each epoch."""
+    if epochs < 1 or batch_size < 1 or lr <= 0 or n_eval < 0:
+        raise ValueError(f"need epochs >= 1, batch_size >= 1, lr > 0 and n_eval >= 0; got epochs={epochs}, "
+                         f"batch_size={batch_size}, lr={lr}, n_eval={n_eval}")
+    optimizer = torch.optim.Adam(model.parameters(), lr=lr, betas=(0.9, 0.98), eps=1e-9)
+    steps = epochs * math.ceil(len(data.train) / batch_size)
+    start = time.perf_counter()
+
+    def evaluate(epoch: int) -> dict[str, float]:
+        seconds = time.perf_counter() - start
+        if n_eval == 0:
+            return {"seconds": seconds}
+        scores = evaluate_translation(translator(model), data.valid[:n_eval], data.src_vocab,
+                                      data.tgt_vocab, device=device)
+        return {"valid_exact": scores.exact_match, "seconds": seconds}
+
+    return fit(model, lambda epoch: (b.to(device) for b in batches(
+                   data.train, data.src_vocab, data.tgt_vocab, batch_size, seed=seed + epoch)),
+               partial(teacher_forcing_loss, label_smoothing=label_smoothing), optimizer, epochs=epochs,
+               scheduler=warmup_schedule(optimizer, min(warmup_steps, steps - 1), steps),
+               on_epoch_end=evaluate, desc="Transformer", progress=progress)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Checking against PyTorch (chapters 7-8, tests)
+# ---------------------------------------------------------------------------------------------------
+@torch.no_grad()
+def copy_from_torch_transformer(ours: Transformer | Encoder | Decoder, theirs: nn.Module) -> None:
+    """Copy the layer weights of ``nn.Transformer`` (or its ``.encoder`` / ``.decoder``) into ours.
+
+    ``nn.Transformer`` has no embeddings, positions or output layer: only the stacks are copied.
+    It always ends each stack with a LayerNorm, also in post-norm mode where the paper has none: set
+    ``theirs.encoder.norm = None`` and ``theirs.decoder.norm = None`` before comparing post-norm stacks.
+    """
+    if isinstance(ours, Transformer):
+        if not isinstance(theirs, nn.Transformer):
+            raise TypeError(f"a Transformer copies from nn.Transformer, got {type(theirs).__name__}")
+        copy_from_torch_transformer(ours.encoder, theirs.encoder)
+        copy_from_torch_transformer(ours.decoder, theirs.decoder)
+        return
+    pairs = ((Encoder, nn.TransformerEncoder), (Decoder, nn.TransformerDecoder))
+    if not any(isinstance(ours, a) and isinstance(theirs, b) for a, b in pairs):
+        raise TypeError(f"copy an Encoder from nn.TransformerEncoder and a Decoder from nn.TransformerDecoder;"
+                        f" got {type(ours).__name__} and {type(theirs).__name__}")
+    if len(ours.layers) != len(theirs.layers):
+        raise ValueError(f"ours has {len(ours.layers)} layers, theirs {len(theirs.layers)}")
+    if (ours.norm is None) != (theirs.norm is None):
+        raise ValueError("final LayerNorm differs: ours has one only with norm_first=True; nn.Transformer "
+                         "always has one, so set theirs.encoder.norm = theirs.decoder.norm = None to compare "
+                         "post-norm stacks")
+    if ours.norm is not None:
+        ours.norm.load_state_dict(theirs.norm.state_dict())
+    for mine, other in zip(ours.layers, theirs.layers, strict=True):
+        if mine.norm_first != other.norm_first:
+            raise ValueError(f"norm_first differs: ours {mine.norm_first}, theirs {other.norm_first}")
+        copy_from_torch_mha(mine.self_attn, other.self_attn)
+        if isinstance(mine, DecoderLayer):
+            copy_from_torch_mha(mine.cross_attn, other.multihead_attn)
+            mine.norm_3.load_state_dict(other.norm3.state_dict())
+        mine.feed_forward.w_1.load_state_dict(other.linear1.state_dict())
+        mine.feed_forward.w_2.load_state_dict(other.linear2.state_dict())
+        mine.norm_1.load_state_dict(other.norm1.state_dict())
+        mine.norm_2.load_state_dict(other.norm2.state_dict())
