@@ -13,9 +13,11 @@ Quick and idempotent: when both are already there it prints two lines and exits.
   (``playwright install``) is never used: it needs a download site that is not a package registry.
 - MathJax: the book's pages typeset their equations with MathJax 3, which Sphinx loads from a CDN by
   default, so an offline reader (and the browser test) would see raw TeX. This script unpacks the npm
-  registry's ``mathjax`` package (pinned below) into ``_static/mathjax/`` at the repository root (a
-  folder that ignores itself in git); Jupyter Book adds a root ``_static/`` folder to the HTML static
-  files, and ``_config.yml`` points Sphinx's ``mathjax_path`` at ``mathjax/tex-mml-chtml.js``.
+  registry's ``mathjax`` package (pinned below) into ``_vendor/mathjax/`` at the repository root (a
+  folder that ignores itself in git). ``_config.yml`` lists ``_vendor`` in Sphinx's
+  ``html_static_path`` (so the book serves ``_static/mathjax/``) and sets ``mathjax_path`` to
+  ``mathjax/tex-mml-chtml.js``. Not ``_static/``: Jupyter Book would load every .js file in a root
+  ``_static/`` folder on every page.
 """
 
 from __future__ import annotations
@@ -31,7 +33,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 MATHJAX_VERSION = "3.2.2"
-MATHJAX_DIR = ROOT / "_static" / "mathjax"
+VENDOR_DIR = ROOT / "_vendor"  # in html_static_path (see _config.yml); ignores itself in git
+MATHJAX_DIR = VENDOR_DIR / "mathjax"
 MATHJAX_ENTRY = "tex-mml-chtml.js"  # the combined file Sphinx 7 loads by default
 # Parts of the npm package the book does not need (SVG output, the "full" bundles, node entry points).
 _SKIP_PARTS = ("svg", "-full", "node-main", "adaptors")
@@ -87,14 +90,14 @@ def install_chromium(quiet: bool = False) -> str | None:
 
 
 def mathjax_installed() -> bool:
-    """True when the pinned MathJax is unpacked in ``_static/mathjax``."""
+    """True when the pinned MathJax is unpacked in ``_vendor/mathjax``."""
     stamp = MATHJAX_DIR / ".version"
     return (MATHJAX_DIR / MATHJAX_ENTRY).is_file() and stamp.is_file() and \
         stamp.read_text().strip() == MATHJAX_VERSION
 
 
 def _unpack_mathjax(tarball: Path) -> None:
-    """Copy the browser (es5) part of the npm tarball into ``_static/mathjax``."""
+    """Copy the browser (es5) part of the npm tarball into ``_vendor/mathjax``."""
     staging = MATHJAX_DIR.with_name("mathjax.partial")
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
@@ -116,10 +119,10 @@ def _unpack_mathjax(tarball: Path) -> None:
             source = tar.extractfile(member)
             if source is not None:
                 target.write_bytes(source.read())
-    (staging / ".gitignore").write_text("# Unpacked by scripts/install_browser.py; not part of the repository.\n*\n")
     (staging / ".version").write_text(MATHJAX_VERSION + "\n")
     shutil.rmtree(MATHJAX_DIR, ignore_errors=True)
     staging.rename(MATHJAX_DIR)
+    (VENDOR_DIR / ".gitignore").write_text("# Made by scripts/install_browser.py (not in git).\n*\n")
 
 
 def install_mathjax(quiet: bool = False) -> bool:
@@ -137,7 +140,7 @@ def install_mathjax(quiet: bool = False) -> bool:
     print(f"MathJax: fetching mathjax@{MATHJAX_VERSION} from the npm registry ...", flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         result = subprocess.run([npm, "pack", f"mathjax@{MATHJAX_VERSION}", "--silent"], cwd=tmp,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                capture_output=True, text=True)
         tarballs = list(Path(tmp).glob("mathjax-*.tgz"))
         if result.returncode != 0 or not tarballs:
             print(f"MathJax: `npm pack` failed:\n{result.stderr[-2000:]}")

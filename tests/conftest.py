@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -93,7 +94,7 @@ def build_book(toc: Path, output: Path) -> tuple[int, str]:
     env.pop("MPLBACKEND", None)  # a headless backend here would drop every figure from the HTML
     result = subprocess.run(command, cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, timeout=BUILD_TIMEOUT_S)
-    return result.returncode, result.stdout
+    return result.returncode, re.sub(r"\x1b\[[0-9;]*m", "", result.stdout)  # without colour codes
 
 
 @pytest.fixture(scope="session")

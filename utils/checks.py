@@ -4,7 +4,7 @@ Every exercise in the course asks for a *function*; its check calls that functio
 compares with a reference. In the student edition the function body is a stub that raises
 ``NotImplementedError``; the check turns that into a friendly "not done yet" message with the hint.
 
-    check_function(my_softmax, reference=torch.softmax_last, inputs=[(x,)], name="Exercise 0.1",
+    check_function(my_softmax, reference=lambda x: x.softmax(-1), inputs=[(x,)], name="Exercise 0.1",
                    hint="subtract the row maximum before exponentiating")
 """
 
@@ -99,17 +99,20 @@ def check_function(
         raise ValueError(f"{name}: check_function needs at least one input case")
     for i, args in enumerate(cases):
         args = tuple(args)
+        stub = False
         try:
             got = fn(*args)
         except NotImplementedError:
-            _fail(name, "not implemented yet: replace the `raise NotImplementedError` line in the "
-                  "exercise cell with your code, run that cell, then run this one again", hint)
+            stub = True  # reported below, outside the handler, so no stub traceback is chained to it
         except CheckFailed:
             raise
         except Exception as err:  # noqa: BLE001 - a student's code may raise anything
             shapes = ", ".join(_describe(a) for a in args)
             _fail(name, f"your function raised {type(err).__name__}: {err} (on input {i}: {shapes})",
                   hint)
+        if stub:
+            _fail(name, "not implemented yet: replace the `raise NotImplementedError` line in the "
+                  "exercise cell with your code, run that cell, then run this one again", hint)
         want = reference(*args)
         _compare(got, want, f"{name} (input {i})", hint, atol, rtol)
     print(f"{name}: correct on all {len(cases)} test inputs.")

@@ -245,15 +245,16 @@ class Transformer(nn.Module):
     def decode(self, tgt_in: torch.Tensor, memory: torch.Tensor, src_mask: torch.Tensor | None = None,
                tgt_mask: torch.Tensor | None = None) -> torch.Tensor:
         """tgt_in (B, T) ids (<bos> y_1 ..), memory (B, S, C) -> logits (B, T, V) for the next tokens."""
-        if memory.shape[0] != tgt_in.shape[0]:
+        y = self._embed(tgt_in, self.tgt_embed, "tgt_in")  # (B, T, C)
+        if memory.shape[0] != y.shape[0]:
             raise ValueError(f"src and tgt must have the same batch size, got {memory.shape[0]} and "
-                             f"{tgt_in.shape[0]}")
-        y = self.decoder(self._embed(tgt_in, self.tgt_embed, "tgt_in"), memory, tgt_mask, src_mask)[0]
+                             f"{y.shape[0]}")
+        y = self.decoder(y, memory, tgt_mask, src_mask)[0]
         return self.output(y)  # (B, T, C) -> (B, T, V); the softmax lives in the loss or the decoder
 
     def forward(self, src: torch.Tensor, tgt_in: torch.Tensor, src_mask: torch.Tensor | None = None,
                 tgt_mask: torch.Tensor | None = None) -> torch.Tensor:
-        """Teacher forcing: src (B, S), tgt_in (B, T) -> logits (B, T, V); masks (B, S), (B, T) True = real."""
+        """Teacher forcing: src (B, S), tgt_in (B, T) -> logits (B, T, V); masks True at real tokens."""
         src_mask = src != self.config.pad_id if src_mask is None else src_mask
         return self.decode(tgt_in, self.encode(src, src_mask), src_mask, tgt_mask)
 
@@ -394,8 +395,8 @@ def copy_from_torch_transformer(ours: Transformer | Encoder | Decoder, theirs: n
         return
     pairs = ((Encoder, nn.TransformerEncoder), (Decoder, nn.TransformerDecoder))
     if not any(isinstance(ours, a) and isinstance(theirs, b) for a, b in pairs):
-        raise TypeError(f"copy an Encoder from nn.TransformerEncoder and a Decoder from nn.TransformerDecoder;"
-                        f" got {type(ours).__name__} and {type(theirs).__name__}")
+        raise TypeError(f"copy an Encoder from nn.TransformerEncoder and a Decoder from "
+                        f"nn.TransformerDecoder; got {type(ours).__name__} and {type(theirs).__name__}")
     if len(ours.layers) != len(theirs.layers):
         raise ValueError(f"ours has {len(ours.layers)} layers, theirs {len(theirs.layers)}")
     if (ours.norm is None) != (theirs.norm is None):

@@ -1,0 +1,217 @@
+"""The built book (``built_book`` in conftest.py builds it once, executing every notebook, with -W).
+
+Checks the HTML a reader gets: every page of the toc, every executed figure with its caption and alt
+text, MathJax-ready math, solutions as collapsed dropdowns, the Colab link of each chapter, no
+tracebacks, and a warm execution cache (so a second `make book` executes nothing).
+
+Slow (minutes): the first test to ask for ``built_book`` runs the whole build. Set ``COURSE_BOOK_TOC``
+to an alternative toc to build and check only some pages while working on the tests.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+bs4 = pytest.importorskip("bs4")
+yaml = pytest.importorskip("yaml")
+
+pytestmark = pytest.mark.slow
+
+REPO = Path(__file__).resolve().parents[1]
+TOC = Path(os.environ["COURSE_BOOK_TOC"]).resolve() if os.environ.get("COURSE_BOOK_TOC") \
+    else REPO / "book" / "_toc.yml"
+
+
+def _toc_entries() -> list[str]:
+    """Every root/file entry of the toc, in order, without a suffix ('chapters/00_getting_started')."""
+    entries: list[str] = []
+
+    def walk(node: object) -> None:
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key in ("root", "file") and isinstance(value, str):
+                    entries.append(re.sub(r"\.(ipynb|md)$", "", value))
+                else:
+                    walk(value)
+        elif isinstance(node, list):
+            for item in node:
+                walk(item)
+
+    walk(yaml.safe_load(TOC.read_text(encoding="utf-8")))
+    return entries
+
+
+ENTRIES = _toc_entries()
+NOTEBOOK_ENTRIES = [e for e in ENTRIES if (REPO / f"{e}.ipynb").is_file()]
+
+
+def _params(entries: list[str]) -> list:
+    return [pytest.param(e, id=e) for e in entries]
+
+
+@cache
+def _notebook(entry: str) -> dict:
+    return json.loads((REPO / f"{entry}.ipynb").read_text(encoding="utf-8"))
+
+
+def _cells(entry: str, kind: str) -> list[dict]:
+    return [c for c in _notebook(entry)["cells"] if c["cell_type"] == kind]
+
+
+def _source(cell: dict) -> str:
+    return "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+
+
+def _page(html: Path, entry: str):
+    path = html / f"{entry}.html"
+    if not path.is_file():
+        pytest.fail(f"{entry}: no page {path.relative_to(html)} in the built book")
+    return bs4.BeautifulSoup(path.read_text(encoding="utf-8"), "lxml"), path
+
+
+def _repository() -> tuple[str, str]:
+    config = yaml.safe_load((REPO / "_config.yml").read_text(encoding="utf-8"))
+    repo = config["repository"]
+    return repo["url"].rstrip("/").removeprefix("https://github.com/"), repo.get("branch", "main")
+
+
+# ---------------------------------------------------------------------------------------------------
+# The build and its pages
+# ---------------------------------------------------------------------------------------------------
+def test_the_book_builds_with_warnings_as_errors(built_book, book_toc):
+    assert book_toc == TOC, "conftest.py and test_book.py disagree on the table of contents"
+    assert (built_book / "index.html").is_file()
+    assert (built_book / "_images").is_dir() or not NOTEBOOK_ENTRIES
+
+
+@pytest.mark.parametrize("entry", _params(ENTRIES))
+def test_every_toc_page_is_built(built_book, entry):
+    page, _ = _page(built_book, entry)
+    assert page.find("h1"), f"{entry}: the page has no title (h1)"
+
+
+# ---------------------------------------------------------------------------------------------------
+# Executed figures
+# ---------------------------------------------------------------------------------------------------
+def _figure_cells(entry: str) -> list[dict]:
+    hidden = {"remove-output", "remove-cell"}
+    return [c for c in _cells(entry, "code") if c.get("metadata", {}).get("mystnb", {}).get("figure")
+            and not hidden & set(c.get("metadata", {}).get("tags", []))]
+
+
+@pytest.mark.parametrize("entry", _params(NOTEBOOK_ENTRIES))
+def test_executed_figures_are_on_the_page(built_book, entry):
+    page, path = _page(built_book, entry)
+    images = [img for img in page.select("div.cell_output img")
+              if img.get("src", "").startswith("data:") or "_images/" in img.get("src", "")]
+    expected = len(_figure_cells(entry))
+    assert len(images) >= expected, (
+        f"{entry}: {len(images)} executed figures on the page, but {expected} cells have figure metadata; "
+        "was the book built with MPLBACKEND=Agg, or did a figure cell not call plt.show()?")
+    problems = []
+    for img in images:
+        src = img["src"]
+        if not src.startswith("data:") and not (path.parent / src).resolve().is_file():
+            problems.append(f"{src}: the image file is missing")
+        figure = img.find_parent("figure")
+        caption = figure.find("figcaption") if figure else None
+        if caption is None or not caption.get_text(strip=True):
+            problems.append(f"{src[:60]}: not in a captioned figure (give its cell mystnb.figure.caption)")
+        if not img.get("alt", "").strip():
+            problems.append(f"{src[:60]}: no alt text (give its cell mystnb.image.alt)")
+    assert not problems, f"{entry}:\n  " + "\n  ".join(problems)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Math, exercises, Colab
+# ---------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("entry", _params(NOTEBOOK_ENTRIES))
+def test_math_is_mathjax_ready(built_book, entry):
+    page, _ = _page(built_book, entry)
+    if not any("$" in _source(c) for c in _cells(entry, "markdown")):
+        pytest.skip(f"{entry} has no math")
+    maths = page.select("span.math, div.math")
+    assert maths, f"{entry}: the notebook has $...$ math but the page has no span.math/div.math elements"
+    delimited = [m for m in maths if re.match(r"\s*(\\\(|\\\[|\\begin\{)", m.get_text())]
+    assert len(delimited) == len(maths), f"{entry}: math elements without MathJax delimiters \\( \\[ ..."
+    scripts = [s.get("src", "") for s in page.find_all("script")]
+    assert any("mathjax" in s.lower() or "tex-mml" in s for s in scripts), f"{entry}: no MathJax script"
+
+
+@pytest.mark.parametrize("entry", _params(ENTRIES))
+def test_no_unrendered_display_math(built_book, entry):
+    page, _ = _page(built_book, entry)
+    for skip in page.select("pre, code, .math, script, style, .highlight"):
+        skip.decompose()
+    main = page.find("main") or page
+    assert "$$" not in main.get_text(), f"{entry}: a '$$' survived into the text: display math not parsed"
+
+
+def _count(entry: str, directive: str) -> int:
+    return sum(len(re.findall(rf"^[`:]{{3,}}\s*\{{{directive}\}}", _source(c), re.M))
+               for c in _cells(entry, "markdown"))
+
+
+@pytest.mark.parametrize("entry", _params(NOTEBOOK_ENTRIES))
+def test_exercises_and_collapsed_solutions(built_book, entry):
+    page, _ = _page(built_book, entry)
+    exercises = page.select("div.exercise")
+    solutions = page.select("div.solution")
+    assert len(exercises) == _count(entry, "exercise"), f"{entry}: exercises missing from the page"
+    assert len(solutions) == _count(entry, "solution-start"), f"{entry}: solutions missing from the page"
+    for solution in solutions:
+        assert "dropdown" in solution.get("class", []), (
+            f"{entry}: solution {solution.get('id')} is not a collapsed dropdown (':class: dropdown')")
+        assert solution.select("div.cell"), (
+            f"{entry}: solution {solution.get('id')} holds no code cell: are {{solution-start}} and "
+            "{solution-end} in separate markdown cells around the code?")
+
+
+@pytest.mark.parametrize("entry", _params(NOTEBOOK_ENTRIES))
+def test_colab_link_points_at_the_notebook(built_book, entry):
+    page, _ = _page(built_book, entry)
+    repo, branch = _repository()
+    expected = f"https://colab.research.google.com/github/{repo}/blob/{branch}/{entry}.ipynb"
+    links = [a["href"] for a in page.find_all("a", href=True) if "colab.research.google.com" in a["href"]]
+    assert expected in links, f"{entry}: expected a Colab link {expected}, found {links}"
+
+
+# ---------------------------------------------------------------------------------------------------
+# Clean outputs and a warm cache
+# ---------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("entry", _params(ENTRIES))
+def test_no_traceback_in_outputs(built_book, entry):
+    page, _ = _page(built_book, entry)
+    assert not page.select(".output.traceback, .output.error"), f"{entry}: a cell output is an error"
+    for output in page.select("div.cell_output"):
+        text = output.get_text()
+        assert "Traceback (most recent call last)" not in text, f"{entry}: a traceback in a cell output"
+
+
+@pytest.mark.parametrize("entry", _params(NOTEBOOK_ENTRIES))
+def test_no_warnings_in_outputs(built_book, entry):
+    page, _ = _page(built_book, entry)
+    warnings = [m.group(0) for out in page.select("div.cell_output .output.stderr")
+                for m in re.finditer(r"\b\w*Warning: [^\n]{0,100}", out.get_text())]
+    assert not warnings, f"{entry}: warnings printed in the book (fix or silence them): {warnings}"
+
+
+def test_a_rebuild_would_execute_nothing(built_book):
+    jupyter_cache = pytest.importorskip("jupyter_cache")
+    nbformat = pytest.importorskip("nbformat")
+    cache_dir = built_book.parent / ".jupyter_cache"
+    assert cache_dir.is_dir(), f"no execution cache at {cache_dir}: is execute_notebooks 'cache'?"
+    store = jupyter_cache.get_cache(str(cache_dir))
+    missing = []
+    for entry in NOTEBOOK_ENTRIES:
+        try:
+            store.match_cache_notebook(nbformat.read(REPO / f"{entry}.ipynb", as_version=4))
+        except KeyError:
+            missing.append(entry)
+    assert not missing, f"not in the execution cache (a rebuild would execute them again): {missing}"

@@ -1,0 +1,167 @@
+"""Tests for utils/checks.py: the exercise auto-checks' verdicts and the messages a student reads."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from utils.checks import CheckFailed, check_function, check_value
+
+HINT = "subtract the row maximum before exponentiating"
+
+
+def _reference(x: torch.Tensor) -> torch.Tensor:
+    return torch.softmax(x, dim=-1)
+
+
+def _inputs() -> list[tuple[torch.Tensor]]:
+    g = torch.Generator().manual_seed(0)
+    return [(torch.randn(2, 3, generator=g),), (torch.randn(4, 5, generator=g),)]
+
+
+# ---------------------------------------------------------------------------------------------------
+# check_value
+# ---------------------------------------------------------------------------------------------------
+def test_check_value_accepts_a_right_answer(capsys):
+    x = torch.randn(3, 4)
+    check_value(x.clone(), x, name="Exercise 0.1")
+    check_value(x + 1e-7, x, name="Exercise 0.1b")  # within the tolerance
+    check_value(0.5 + 1e-7, 0.5, name="Exercise 0.2")
+    check_value(3, 3, name="Exercise 0.3")
+    check_value(torch.tensor([True, False]), torch.tensor([True, False]), name="Exercise 0.4")
+    out = capsys.readouterr().out
+    assert "Exercise 0.1: correct." in out
+    assert out.count("correct.") == 5
+
+
+def test_check_value_compares_sequences_of_tensors_item_by_item():
+    a, b = torch.ones(2), torch.zeros(3)
+    check_value((a, b), [a.clone(), b.clone()], name="pair")
+    with pytest.raises(CheckFailed, match=r"pair \(item 1\): expected shape \(3,\), got shape \(2,\)"):
+        check_value((a, b[:2]), (a, b), name="pair")
+    with pytest.raises(CheckFailed, match=r"pair: expected a sequence of 2 items, got a tensor"):
+        check_value(a, (a, b), name="pair")
+
+
+def test_check_value_reports_a_wrong_shape_with_the_hint():
+    with pytest.raises(CheckFailed,
+                       match=r"Exercise 1.1: expected shape \(2, 3\), got shape \(3, 2\)") as err:
+        check_value(torch.zeros(3, 2), torch.zeros(2, 3), name="Exercise 1.1", hint=HINT)
+    assert str(err.value).endswith(f"\nHint: {HINT}")
+    assert isinstance(err.value, AssertionError)  # a failed check reads like a failed assert
+
+
+def test_check_value_reports_the_largest_difference():
+    want = torch.zeros(2, 2)
+    got = want.clone()
+    got[1, 0] = 0.25
+    with pytest.raises(CheckFailed,
+                       match=r"values differ from the expected ones \(largest difference 0.25\)"):
+        check_value(got, want, name="Exercise 1.2")
+
+
+def test_check_value_reports_nan():
+    got = torch.tensor([1.0, float("nan")])
+    with pytest.raises(CheckFailed, match=r"your answer contains NaN where the expected one has numbers"):
+        check_value(got, torch.tensor([1.0, 2.0]), name="Exercise 1.3", hint=HINT)
+    check_value(got, got.clone(), name="NaN where NaN is expected")  # equal_nan
+
+
+def test_check_value_reports_a_wrong_type_and_wrong_integers():
+    with pytest.raises(CheckFailed,
+                       match=r"expected a tensor of shape \(2,\) and dtype torch.float32, got a list"):
+        check_value([1.0, 2.0], torch.tensor([1.0, 2.0]), name="types")
+    with pytest.raises(CheckFailed, match=r"1 of 3 entries differ from the expected values"):
+        check_value(torch.tensor([1, 2, 4]), torch.tensor([1, 2, 3]), name="ints")
+    with pytest.raises(CheckFailed, match=r"expected about 0.5, got 0.6"):
+        check_value(0.6, 0.5, name="number")
+    with pytest.raises(CheckFailed, match=r"expected a number close to 0.5, got a str 'half'"):
+        check_value("half", 0.5, name="number")
+    with pytest.raises(CheckFailed, match=r"expected \['a', 'b'\], got \['b', 'a'\]"):
+        check_value(["b", "a"], ["a", "b"], name="words")
+
+
+def test_check_value_without_hint_has_no_hint_line():
+    with pytest.raises(CheckFailed) as err:
+        check_value(1, 2, name="plain")
+    assert "Hint" not in str(err.value)
+
+
+# ---------------------------------------------------------------------------------------------------
+# check_function
+# ---------------------------------------------------------------------------------------------------
+def test_check_function_passes_a_correct_function(capsys):
+    def my_softmax(x: torch.Tensor) -> torch.Tensor:
+        e = (x - x.max(dim=-1, keepdim=True).values).exp()
+        return e / e.sum(dim=-1, keepdim=True)
+
+    check_function(my_softmax, _reference, _inputs(), name="Exercise 0.1", hint=HINT)
+    assert capsys.readouterr().out.strip() == "Exercise 0.1: correct on all 2 test inputs."
+
+
+def test_check_function_accepts_a_generator_of_inputs(capsys):
+    check_function(torch.relu, torch.nn.functional.relu, ((torch.randn(3),) for _ in range(3)), name="relu")
+    assert "correct on all 3 test inputs" in capsys.readouterr().out
+
+
+def test_check_function_turns_the_student_stub_into_a_friendly_message():
+    def my_softmax(x: torch.Tensor) -> torch.Tensor:
+        # YOUR CODE HERE
+        raise NotImplementedError()
+
+    with pytest.raises(CheckFailed, match=r"Exercise 0.1: not implemented yet") as err:
+        check_function(my_softmax, _reference, _inputs(), name="Exercise 0.1", hint=HINT)
+    message = str(err.value)
+    assert "raise NotImplementedError" in message  # tells the student which line to replace
+    assert f"Hint: {HINT}" in message
+    assert err.value.__context__ is None  # the student sees one short message, not the stub's traceback
+
+
+def test_check_function_names_the_failing_input():
+    def almost(x: torch.Tensor) -> torch.Tensor:
+        return torch.softmax(x, dim=0) if x.shape[0] == 4 else torch.softmax(x, dim=-1)
+
+    with pytest.raises(CheckFailed, match=r"Exercise 0.1 \(input 1\): values differ") as err:
+        check_function(almost, _reference, _inputs(), name="Exercise 0.1", hint=HINT)
+    assert f"Hint: {HINT}" in str(err.value)
+
+
+def test_check_function_reports_a_wrong_shape_on_the_input():
+    with pytest.raises(CheckFailed, match=r"\(input 0\): expected shape \(2, 3\), got shape \(3, 2\)"):
+        check_function(lambda x: _reference(x).T, _reference, _inputs(), name="Exercise 0.1")
+
+
+def test_check_function_reports_nan():
+    with pytest.raises(CheckFailed, match=r"\(input 0\): your answer contains NaN"):
+        check_function(lambda x: x.exp() / 0 * 0, _reference, _inputs(), name="Exercise 0.1")
+
+
+def test_check_function_reports_an_exception_with_the_input_index_and_shapes():
+    def broken(x: torch.Tensor) -> torch.Tensor:
+        if x.shape[0] == 4:
+            raise IndexError("index 7 is out of bounds")
+        return _reference(x)
+
+    with pytest.raises(CheckFailed, match=r"Exercise 0.1: your function raised IndexError: index 7 is out of "
+                                          r"bounds \(on input 1: tensor of shape \(4, 5\) and dtype "
+                                          r"torch.float32\)\nHint: " + HINT) as err:
+        check_function(broken, _reference, _inputs(), name="Exercise 0.1", hint=HINT)
+    assert isinstance(err.value.__context__, IndexError)  # the student's own traceback stays visible
+
+
+def test_check_function_lets_a_nested_check_failure_through():
+    def uses_a_check(x: torch.Tensor) -> torch.Tensor:
+        check_value(1, 2, name="inner")
+        return x
+
+    with pytest.raises(CheckFailed, match=r"^inner: expected 2, got 1$"):
+        check_function(uses_a_check, _reference, _inputs(), name="outer")
+
+
+def test_check_function_rejects_bad_arguments():
+    with pytest.raises(TypeError, match=r"Exercise 0.1: expected your function, got tensor of shape \(2,\)"):
+        check_function(torch.zeros(2), _reference, _inputs(), name="Exercise 0.1")
+    with pytest.raises(TypeError, match=r"Exercise 0.1: expected your function, got NoneType None"):
+        check_function(None, _reference, _inputs(), name="Exercise 0.1")
+    with pytest.raises(ValueError, match=r"Exercise 0.1: check_function needs at least one input case"):
+        check_function(_reference, _reference, [], name="Exercise 0.1")

@@ -1,0 +1,447 @@
+"""Static checks of the stored chapter notebooks (no execution): format, the chapter pattern, exercises.
+
+Every test is parametrised by notebook, so a failure names the chapter and the cell. The pattern these
+tests enforce is described in CONTRIBUTING.md ("Chapter notebooks").
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+NOTEBOOKS = sorted((REPO / "chapters").glob("*.ipynb"))
+TOC = REPO / "book" / "_toc.yml"
+
+_EXERCISE = re.compile(r"^([`:]{3,})\s*\{exercise\}", re.M)
+_LABEL = re.compile(r"^\s*:label:\s*(\S+)", re.M)
+_SOLUTION_START = re.compile(r"^[`:]{3,}\s*\{solution-start\}[ \t]*(\S*)", re.M)
+_SOLUTION_END = re.compile(r"^[`:]{3,}\s*\{solution-end\}", re.M)
+_DROPDOWN = re.compile(r"^\s*:class:[^\n]*\bdropdown\b", re.M)
+_TITLE = re.compile(r"^# (\d+)\. \S")
+# /work/..., /home/..., /Users/..., /root/... not inside a URL or a longer path, and Windows drives.
+_ABSOLUTE_PATH = re.compile(r"(?<![\w.~/:-])/(?:work|home|Users|root)/"
+                            r"|(?<![\w$])[A-Za-z]:\\(?:Users|Documents|Windows|Program|work|home)")
+
+
+def _params(paths: list[Path]) -> list:
+    return [pytest.param(p, id=p.stem) for p in paths]
+
+
+@cache
+def _load(path: Path) -> dict:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def _source(cell: dict) -> str:
+    src = cell.get("source", "")
+    return "".join(src) if isinstance(src, list) else src
+
+
+def _tags(cell: dict) -> list[str]:
+    return list(cell.get("metadata", {}).get("tags", []))
+
+
+def _python(source: str) -> str:
+    """Cell source as plain Python: IPython magics and shell escapes become ``pass``."""
+    lines = []
+    for line in source.splitlines():
+        stripped = line.lstrip()
+        indent = line[: len(line) - len(stripped)]
+        lines.append(f"{indent}pass" if stripped.startswith(("%", "!")) else line)
+    return "\n".join(lines)
+
+
+def _parse(source: str, where: str) -> ast.Module:
+    try:
+        return ast.parse(_python(source))
+    except SyntaxError as err:
+        pytest.fail(f"{where}: the code does not parse: {err}")
+
+
+def _module_functions(module: str) -> set[str]:
+    """Public top-level function names of ``utils/<module>.py`` (read with ast, nothing imported)."""
+    tree = ast.parse((REPO / "utils" / f"{module}.py").read_text(encoding="utf-8"))
+    return {n.name for n in tree.body if isinstance(n, ast.FunctionDef) and not n.name.startswith("_")}
+
+
+CHECK_FUNCTIONS = _module_functions("checks")
+PLOT_FUNCTIONS = _module_functions("plots")
+
+
+def _calls(tree: ast.AST) -> list[ast.Call]:
+    """Calls made when the cell runs (calls inside a def or lambda body are not made by the cell)."""
+    found: list[ast.Call] = []
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            return
+        if isinstance(node, ast.Call):
+            found.append(node)
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(tree)
+    return found
+
+
+def _call_name(call: ast.Call) -> str:
+    func = call.func
+    if isinstance(func, ast.Name):
+        return func.id
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return ""
+
+
+def _chapter(path: Path) -> str:
+    return path.name[:2]
+
+
+# ---------------------------------------------------------------------------------------------------
+# Format: nbformat 4, no outputs, python3 kernel, no machine-specific paths
+# ---------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("path", _params(NOTEBOOKS))
+def test_file_name_and_nbformat(path):
+    nbformat = pytest.importorskip("nbformat")
+    assert re.fullmatch(r"\d\d_[a-z0-9_]+\.ipynb", path.name), (
+        f"{path.name}: chapter notebooks are named NN_lower_case_words.ipynb")
+    nb = nbformat.read(path, as_version=nbformat.NO_CONVERT)
+    assert nb.nbformat == 4, f"{path.name}: nbformat {nb.nbformat}, expected 4"
+    nbformat.validate(nb)
+
+
+@pytest.mark.parametrize("path", _params(NOTEBOOKS))
+def test_stored_without_outputs(path):
+    dirty = [i for i, c in enumerate(_load(path)["cells"])
+             if c["cell_type"] == "code" and (c.get("outputs") or c.get("execution_count") is not None)]
+    assert not dirty, (f"{path.name}: cells {dirty} have outputs or execution counts; store the notebook "
+                       "without outputs (regenerate it with jupytext, never save an executed copy)")
+
+
+@pytest.mark.parametrize("path", _params(NOTEBOOKS))
+def test_kernelspec_is_python3(path):
+    kernelspec = _load(path)["metadata"].get("kernelspec", {})
+    assert kernelspec.get("name") == "python3", (
+        f"{path.name}: kernelspec name is {kernelspec.get('name')!r}, expected 'python3' (nbval and the "
+        "book build start that kernel)")
+
+
+@pytest.mark.parametrize("path", _params(NOTEBOOKS))
+def test_no_absolute_paths(path):
+    nb = _load(path)
+    found = []
+    for i, cell in enumerate(nb["cells"]):
+        text = _source(cell) + json.dumps(cell.get("metadata", {}))
+        found += [(i, m.group(0)) for m in _ABSOLUTE_PATH.finditer(text)]
+    found += [("notebook metadata", m.group(0)) for m in _ABSOLUTE_PATH.finditer(json.dumps(nb["metadata"]))]
+    assert not found, f"{path.name}: machine-specific absolute paths (cell, match): {found}"
+
+
+# ---------------------------------------------------------------------------------------------------
+# The chapter pattern: bootstrap, title, learning goals, seed, Summary, Exercises
+# ---------------------------------------------------------------------------------------------------
+def _repository_url() -> str:
+    yaml = pytest.importorskip("yaml")
+    config = yaml.safe_load((REPO / "_config.yml").read_text(encoding="utf-8"))
+    return config["repository"]["url"].rstrip("/")
+
+
+@pytest.mark.parametrize("path", _params(NOTEBOOKS))
+def test_first_cell_is_the_colab_bootstrap(path):
+    cell = _load(path)["cells"][0]
+    src = _source(cell)
+    where = f"{path.name}, cell 0 (the Colab bootstrap)"
+    assert cell["cell_type"] == "code", f"{where}: must be a code cell"
+    assert "remove-cell" in _tags(cell), f"{where}: must be tagged remove-cell (hidden in the book)"
+    assert 'importlib.util.find_spec("utils") is None' in src, (
+        f"{where}: must install only when `utils` is missing: if importlib.util.find_spec(\"utils\") is None")
+    assert re.search(r"""["']pip["'],\s*["']install["']""", src), f"{where}: must pip install the package"
+    url = _repository_url()
+    assert f"git+{url}" in src, f"{where}: must install git+{url} (the repository in _config.yml)"
+    _parse(src, where)
+
+
+@pytest.mark.parametrize("path", _params(NOTEBOOKS))
+def test_title_and_learning_goals(path):
+    cells = _load(path)["cells"]
+    title = cells[1] if len(cells) > 1 else {"cell_type": "none", "source": ""}
+    first_line = _source(title).lstrip().split("\n", 1)[0]
+    match = _TITLE.match(first_line)
+    assert title["cell_type"] == "markdown" and match, (
+        f"{path.name}: cell 1 must be a markdown title '# N. Title', got {first_line[:80]!r}")
+    assert int(match.group(1)) == int(_chapter(path)), (
+        f"{path.name}: the title number {match.group(1)} does not match the file name")
+    opening = "\n".join(_source(c) for c in cells[1:4] if c["cell_type"] == "markdown")
+    assert re.search(r"learning goals", opening, re.I), f"{path.name}: no 'Learning goals' near the title"
+
+
+@pytest.mark.parametrize("path", _params(NOTEBOOKS))
+def test_seeds_everything(path):
+    code = [_source(c) for c in _load(path)["cells"] if c["cell_type"] == "code"]
+    assert any(re.search(r"\bseed_everything\(", src) for src in code), (
+        f"{path.name}: no code cell calls seed_everything(...): the chapter must be repeatable")
+
+
+@pytest.mark.parametrize("path", _params(NOTEBOOKS))
+def test_has_summary_then_exercises(path):
+    headings = [line.strip() for c in _load(path)["cells"] if c["cell_type"] == "markdown"
+                for line in _source(c).splitlines() if line.startswith("## ")]
+    assert "## Summary" in headings, f"{path.name}: no '## Summary' heading"
+    assert "## Exercises" in headings, f"{path.name}: no '## Exercises' heading"
+    assert headings.index("## Summary") < headings.index("## Exercises"), (
+        f"{path.name}: '## Summary' must come before '## Exercises'")
+
+
+# ---------------------------------------------------------------------------------------------------
+# Exercises
+# ---------------------------------------------------------------------------------------------------
+def _exercises(path: Path) -> list[dict]:
+    """Each exercise's label and the indices of its cells (None where a part is missing)."""
+    cells = _load(path)["cells"]
+    starts = [i for i, c in enumerate(cells) if c["cell_type"] == "markdown" and _EXERCISE.search(_source(c))]
+    found = []
+    for n, start in enumerate(starts):
+        stop = starts[n + 1] if n + 1 < len(starts) else len(cells)
+        src = _source(cells[start])
+        label = _LABEL.search(src)
+        ex = {"cell": start, "label": label.group(1) if label else None, "count": len(_EXERCISE.findall(src)),
+              "solution_start": None, "solution_end": None, "solution_cells": [], "check": None}
+        for i in range(start + 1, stop):
+            markdown, cell_src = cells[i]["cell_type"] == "markdown", _source(cells[i])
+            opened, closed = ex["solution_start"] is not None, ex["solution_end"] is not None
+            if markdown and not opened and _SOLUTION_START.search(cell_src):
+                ex["solution_start"] = i
+            elif markdown and opened and not closed and _SOLUTION_END.search(cell_src):
+                ex["solution_end"] = i
+            elif not markdown and opened and not closed:
+                ex["solution_cells"].append(i)
+            elif not markdown and closed and ex["check"] is None:
+                ex["check"] = i
+        found.append(ex)
+    return found
+
+
+@pytest.mark.parametrize("path", _params(NOTEBOOKS))
+def test_at_least_three_exercises(path):
+    exercises = _exercises(path)
+    assert len(exercises) >= 3, f"{path.name}: {len(exercises)} {{exercise}} blocks, need at least 3"
+
+
+@pytest.mark.parametrize("path", _params(NOTEBOOKS))
+def test_exercise_blocks_are_complete(path):
+    cells = _load(path)["cells"]
+    problems = []
+    for ex in _exercises(path):
+        where = f"exercise in cell {ex['cell']}"
+        label = ex["label"]
+        if ex["count"] != 1:
+            problems.append(f"{where}: put each {{exercise}} in its own markdown cell")
+        if not label:
+            problems.append(f"{where}: no ':label:'")
+        elif not label.startswith(f"ex-{_chapter(path)}-"):
+            problems.append(f"{where}: label {label!r} should start with 'ex-{_chapter(path)}-'")
+        if ex["solution_start"] is None:
+            problems.append(f"{where}: no {{solution-start}} cell after it")
+            continue
+        start_src = _source(cells[ex["solution_start"]])
+        if _SOLUTION_START.search(start_src).group(1) != label:
+            problems.append(f"{where}: {{solution-start}} in cell {ex['solution_start']} names "
+                            f"{_SOLUTION_START.search(start_src).group(1)!r}, not the label {label!r}")
+        if not _DROPDOWN.search(start_src):
+            problems.append(f"{where}: {{solution-start}} needs ':class: dropdown' (collapsed solution)")
+        if ex["solution_end"] is None:
+            problems.append(f"{where}: no {{solution-end}} cell after its {{solution-start}}")
+            continue
+        marked = [i for i in ex["solution_cells"]
+                  if "### BEGIN SOLUTION" in _source(cells[i]) and "### END SOLUTION" in _source(cells[i])]
+        if not marked:
+            problems.append(f"{where}: no code cell between {{solution-start}} and {{solution-end}} "
+                            "with '### BEGIN SOLUTION' ... '### END SOLUTION'")
+        if ex["check"] is None:
+            problems.append(f"{where}: no auto-check code cell after {{solution-end}}")
+    assert not problems, f"{path.name}:\n  " + "\n  ".join(problems)
+
+
+@pytest.mark.parametrize("path", _params(NOTEBOOKS))
+def test_solution_markers_sit_inside_a_function(path):
+    """The student edition swaps the marked body for ``raise NotImplementedError``: it must stay valid."""
+    cells = _load(path)["cells"]
+    problems = []
+    for ex in _exercises(path):
+        for i in ex["solution_cells"]:
+            lines = _source(cells[i]).splitlines()
+            begins = [n for n, line in enumerate(lines) if line.strip() == "### BEGIN SOLUTION"]
+            ends = [n for n, line in enumerate(lines) if line.strip() == "### END SOLUTION"]
+            if len(begins) != len(ends) or any(b >= e for b, e in zip(begins, ends, strict=False)):
+                problems.append(f"cell {i}: unbalanced BEGIN/END SOLUTION markers")
+                continue
+            stub, skip = [], False
+            for n, line in enumerate(lines):
+                if n in begins:
+                    indent = line[: len(line) - len(line.lstrip())]
+                    stub.append(f"{indent}raise NotImplementedError()")
+                    skip = True
+                elif n in ends:
+                    skip = False
+                elif not skip:
+                    stub.append(line)
+            try:
+                tree = ast.parse(_python("\n".join(stub)))
+            except SyntaxError as err:
+                problems.append(f"cell {i}: the student stub does not parse ({err}); keep the def line "
+                                "outside the markers and the whole body inside")
+                continue
+            if any(isinstance(node, ast.Raise) for node in tree.body):
+                problems.append(f"cell {i}: the markers are at top level; the student stub would raise "
+                                "when the cell runs. Put them inside the function body")
+            if not any(isinstance(node, (ast.FunctionDef, ast.ClassDef)) for node in tree.body):
+                problems.append(f"cell {i}: the solution defines no function: every exercise asks for one")
+    assert not problems, f"{path.name}:\n  " + "\n  ".join(problems)
+
+
+@pytest.mark.parametrize("path", _params(NOTEBOOKS))
+def test_auto_checks_call_utils_checks_on_the_students_function(path):
+    cells = _load(path)["cells"]
+    code = "\n".join(_source(c) for c in cells if c["cell_type"] == "code")
+    problems = []
+    if not re.search(r"\bfrom utils\.checks import\b|\bimport utils\.checks\b|\bfrom utils import checks\b",
+                     code):
+        problems.append("the notebook never imports utils.checks")
+    for ex in _exercises(path):
+        if ex["check"] is None:
+            continue
+        where = f"check cell {ex['check']} (exercise {ex['label']})"
+        tree = _parse(_source(cells[ex["check"]]), f"{path.name}, {where}")
+        checks = [c for c in _calls(tree) if _call_name(c) in CHECK_FUNCTIONS]
+        if not checks:
+            problems.append(f"{where}: calls none of utils.checks.{sorted(CHECK_FUNCTIONS)}")
+            continue
+        defined = set()
+        for i in ex["solution_cells"]:
+            with_stub = _source(cells[i]).replace("### BEGIN SOLUTION", "").replace("### END SOLUTION", "")
+            defined |= {n.name for n in ast.parse(_python(with_stub)).body
+                        if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+        for call in checks:
+            keywords = {k.arg: k.value for k in call.keywords}
+            if "hint" not in keywords:
+                problems.append(f"{where}: give the check a hint= for the student")
+            if _call_name(call) != "check_function":
+                continue
+            fn = call.args[0] if call.args else keywords.get("fn")
+            reference = call.args[1] if len(call.args) > 1 else keywords.get("reference")
+            if not (isinstance(fn, ast.Name) and fn.id in defined):
+                problems.append(f"{where}: check_function's first argument should be the function the "
+                                f"solution cell defines ({sorted(defined)})")
+            if isinstance(reference, ast.Name) and reference.id in defined:
+                problems.append(f"{where}: the reference is the solution itself ({reference.id}); the "
+                                "student edition removes it. Use a utils/torch function or a lambda")
+    assert not problems, f"{path.name}:\n  " + "\n  ".join(problems)
+
+
+def test_exercise_labels_are_unique_across_the_book():
+    seen: dict[str, str] = {}
+    duplicates = []
+    for path in NOTEBOOKS:
+        for ex in _exercises(path):
+            if ex["label"] in seen:
+                duplicates.append(f"{ex['label']} in {seen[ex['label']]} and {path.name}")
+            seen.setdefault(ex["label"], path.name)
+    assert not duplicates, f"duplicate exercise labels: {duplicates}"
+
+
+# ---------------------------------------------------------------------------------------------------
+# Figures
+# ---------------------------------------------------------------------------------------------------
+def _figure_cells(path: Path) -> list[int]:
+    """Code cells that draw a figure: they call plt.show() or a utils.plots function."""
+    found = []
+    for i, cell in enumerate(_load(path)["cells"]):
+        if cell["cell_type"] != "code":
+            continue
+        tree = _parse(_source(cell), f"{path.name}, cell {i}")
+        names = {_call_name(c) for c in _calls(tree)}
+        if "show" in names and re.search(r"\bplt\.show\(", _source(cell)) or names & PLOT_FUNCTIONS:
+            found.append(i)
+    return found
+
+
+@pytest.mark.parametrize("path", _params(NOTEBOOKS))
+def test_figure_cells_have_caption_name_and_alt_text(path):
+    cells = _load(path)["cells"]
+    problems = []
+    for i in _figure_cells(path):
+        meta = cells[i].get("metadata", {}).get("mystnb", {})
+        figure, image = meta.get("figure", {}), meta.get("image", {})
+        if not str(figure.get("caption", "")).strip():
+            problems.append(f"cell {i}: no mystnb.figure.caption")
+        if not str(figure.get("name", "")).startswith(f"fig-{_chapter(path)}-"):
+            problems.append(f"cell {i}: mystnb.figure.name should be 'fig-{_chapter(path)}-...', "
+                            f"got {figure.get('name')!r}")
+        if not str(image.get("alt", "")).strip():
+            problems.append(f"cell {i}: no mystnb.image.alt (alt text for screen readers)")
+        if len(re.findall(r"\bplt\.show\(", _source(cells[i]))) > 1:
+            problems.append(f"cell {i}: one figure per cell (it calls plt.show() more than once)")
+    assert not problems, f"{path.name}: figure cells need metadata\n  " + "\n  ".join(problems)
+
+
+def test_figure_names_are_unique_across_the_book():
+    seen: dict[str, str] = {}
+    duplicates = []
+    for path in NOTEBOOKS:
+        for cell in _load(path)["cells"]:
+            name = cell.get("metadata", {}).get("mystnb", {}).get("figure", {}).get("name")
+            if name and name in seen:
+                duplicates.append(f"{name} in {seen[name]} and {path.name}")
+            if name:
+                seen.setdefault(name, path.name)
+    assert not duplicates, f"duplicate figure names: {duplicates}"
+
+
+# ---------------------------------------------------------------------------------------------------
+# The table of contents and the chapters folder agree
+# ---------------------------------------------------------------------------------------------------
+def _toc_files() -> list[str]:
+    yaml = pytest.importorskip("yaml")
+    toc = yaml.safe_load(TOC.read_text(encoding="utf-8"))
+    files: list[str] = []
+
+    def walk(node: object) -> None:
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key in ("root", "file") and isinstance(value, str):
+                    files.append(value)
+                else:
+                    walk(value)
+        elif isinstance(node, list):
+            for item in node:
+                walk(item)
+
+    walk(toc)
+    return files
+
+
+def _toc_params() -> list:
+    try:
+        return [pytest.param(f, id=f) for f in _toc_files()]
+    except pytest.skip.Exception:
+        return []
+
+
+@pytest.mark.parametrize("entry", _toc_params())
+def test_every_toc_entry_exists(entry):
+    candidates = [REPO / entry] + [REPO / f"{entry}{suffix}" for suffix in (".ipynb", ".md")]
+    assert any(p.is_file() for p in candidates), (
+        f"book/_toc.yml lists {entry!r}, but there is no such .ipynb or .md file")
+
+
+@pytest.mark.parametrize("path", _params(NOTEBOOKS))
+def test_every_chapter_is_in_the_toc(path):
+    entries = {str(Path(e).with_suffix("")) if e.endswith((".ipynb", ".md")) else e for e in _toc_files()}
+    assert f"chapters/{path.stem}" in entries, (
+        f"{path.name} is not listed in book/_toc.yml (add '- file: chapters/{path.stem}')")

@@ -1,0 +1,489 @@
+"""The classroom kit: a student edition of the chapters with the solutions taken out, and its checks.
+
+    python -m utils.classroom student --out student            # write student/NN_name.ipynb (`make student`)
+    python -m utils.classroom student --out student --verify   # ... then check it (see below)
+    python -m utils.classroom check                            # check, writing nothing
+
+The student edition follows nbgrader's ``ClearSolutions`` convention, with nbformat only:
+
+- in every code cell the lines from ``### BEGIN SOLUTION`` to ``### END SOLUTION`` become
+  ``# YOUR CODE HERE`` and ``raise NotImplementedError("Exercise N.k: write your solution here")`` at
+  the indentation of the ``### BEGIN SOLUTION`` line (the ``def`` line above it stays);
+- the ``{solution-start}`` and ``{solution-end}`` markdown cells, and any markdown between them, go;
+- the ``{exercise}`` blocks become plain markdown headings (Jupyter does not render MyST directives);
+- the auto-check cells stay; every output and execution count is cleared.
+
+Exercise rule (the tests rely on it): an exercise is SELF-CONTAINED. Its solution cell(s) and the
+auto-check cell after ``{solution-end}`` must run in a fresh namespace holding only the notebook's
+import statements (every top-level ``import`` / ``from ... import`` in the notebook's code cells).
+Data the check needs is made inside the check cell. The check calls ``utils.checks.check_function``
+(or ``check_value``) with a ``hint=``; on the stub it must raise ``CheckFailed`` saying
+"not implemented yet" with that hint, and on the reference solution it must pass.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import contextlib
+import copy
+import io
+import json
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+
+BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
+STUB_COMMENT = "# YOUR CODE HERE"
+_SOLUTION_START = re.compile(r"^[`:]{3,}\s*\{solution-start\}[ \t]*(?P<label>\S*)", re.M)
+_SOLUTION_END = re.compile(r"^[`:]{3,}\s*\{solution-end\}", re.M)
+_EXERCISE = re.compile(
+    r"^(?P<fence>[`:]{3,})\s*\{exercise\}[ \t]*(?P<title>[^\n]*)\n(?P<body>.*?)^(?P=fence)\s*$", re.M | re.S)
+_LABEL = re.compile(r"^\s*:label:\s*(?P<label>\S+)", re.M)
+_CHECK_NAME = re.compile(r"""\bname\s*=\s*(["'])(?P<name>.+?)\1""")
+
+
+@dataclass
+class Exercise:
+    """One exercise of a notebook: its solution code cells, its check cell, its name and hint."""
+
+    notebook: str
+    number: int  # 1, 2, ... within the notebook
+    name: str  # "Exercise 4.2", as the check cell names it
+    label: str = ""  # the {exercise} label named by {solution-start}, e.g. "ex-04-softmax"
+    solution_cells: list[int] = field(default_factory=list)
+    check_cell: int | None = None
+    hint: str | None = None
+
+
+def _chapter_number(path: str | Path) -> int | None:
+    match = re.match(r"(\d+)", Path(path).name)
+    return int(match.group(1)) if match else None
+
+
+def clear_solution(source: str, name: str) -> str:
+    """Replace each BEGIN/END SOLUTION block of a code cell by an indented stub that raises."""
+    out: list[str] = []
+    inside = False
+    for lineno, line in enumerate(source.splitlines(), start=1):
+        stripped = line.strip()
+        if stripped == BEGIN:
+            if inside:
+                raise ValueError(f"{name}: line {lineno} opens '{BEGIN}' again before '{END}'")
+            inside = True
+            indent = line[: len(line) - len(line.lstrip())]
+            out.append(f"{indent}{STUB_COMMENT}")
+            out.append(f'{indent}raise NotImplementedError("{name}: write your solution here")')
+        elif stripped == END:
+            if not inside:
+                raise ValueError(f"{name}: line {lineno} has '{END}' without a '{BEGIN}' before it")
+            inside = False
+        elif not inside:
+            out.append(line)
+    if inside:
+        raise ValueError(f"{name}: '{BEGIN}' is never closed by '{END}'")
+    return "\n".join(out)
+
+
+def solution_lines(source: str) -> list[str]:
+    """The stripped, non-empty lines strictly between BEGIN and END SOLUTION markers."""
+    lines, inside = [], False
+    for line in source.splitlines():
+        stripped = line.strip()
+        if stripped in (BEGIN, END):
+            inside = stripped == BEGIN
+        elif inside and stripped:
+            lines.append(stripped)
+    return lines
+
+
+def _hint_of(check_source: str) -> str | None:
+    """The literal ``hint=`` string of the check call, when it is one."""
+    try:
+        tree = ast.parse(_strip_magics(check_source))
+    except SyntaxError:
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            for kw in node.keywords:
+                if kw.arg == "hint":
+                    try:
+                        value = ast.literal_eval(kw.value)
+                    except ValueError:
+                        return None
+                    return value if isinstance(value, str) else None
+    return None
+
+
+def find_exercises(nb: nbformat.NotebookNode, path: str | Path = "notebook") -> list[Exercise]:
+    """Find each exercise: code cells holding solution markers, grouped by their solution gate."""
+    chapter = _chapter_number(path)
+    exercises: list[Exercise] = []
+    gate: Exercise | None = None  # the exercise whose {solution-start} gate is open
+    current: Exercise | None = None  # the exercise still waiting for its check cell
+    for i, cell in enumerate(nb.cells):
+        src = cell.source
+        if cell.cell_type == "markdown":
+            start = _SOLUTION_START.search(src)
+            if start:
+                gate = current = Exercise(str(path), len(exercises) + 1, "", label=start.group("label"))
+                exercises.append(gate)
+            if _SOLUTION_END.search(src):
+                gate = None
+            continue
+        if cell.cell_type != "code":
+            continue
+        if BEGIN in src:
+            if gate is None and (current is None or current.check_cell is not None or
+                                 not current.solution_cells):
+                current = Exercise(str(path), len(exercises) + 1, "")
+                exercises.append(current)
+            target = gate or current
+            assert target is not None
+            target.solution_cells.append(i)
+        elif gate is not None:
+            continue  # unmarked code inside a gate: reported by `gate_problems`, kept as it is
+        elif current is not None and current.check_cell is None and current.solution_cells:
+            current.check_cell = i
+            current = None
+    for ex in exercises:
+        default = f"Exercise {chapter}.{ex.number}" if chapter is not None else f"Exercise {ex.number}"
+        if ex.check_cell is not None:
+            check_src = nb.cells[ex.check_cell].source
+            found = _CHECK_NAME.search(check_src)
+            ex.name = found.group("name") if found else default
+            ex.hint = _hint_of(check_src)
+        else:
+            ex.name = default
+    return exercises
+
+
+def gate_problems(nb: nbformat.NotebookNode) -> list[str]:
+    """Code cells inside a solution gate without BEGIN/END markers (they would reach students)."""
+    problems, in_gate = [], False
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type == "markdown":
+            in_gate = bool(_SOLUTION_START.search(cell.source)) or (
+                in_gate and not _SOLUTION_END.search(cell.source))
+        elif cell.cell_type == "code" and in_gate and BEGIN not in cell.source:
+            problems.append(f"cell {i} is inside a solution gate but has no '{BEGIN}' marker")
+    return problems
+
+
+def _exercise_heading(markdown: str, names: dict[str, str]) -> str:
+    """Rewrite ``{exercise}`` directive blocks as plain markdown a notebook renders."""
+
+    def replace(match: re.Match[str]) -> str:
+        label = _LABEL.search(match.group("body"))
+        body = "\n".join(line for line in match.group("body").splitlines()
+                         if not re.match(r"^\s*:[\w-]+:", line)).strip()
+        title = match.group("title").strip()
+        name = names.get(label.group("label") if label else "", "Exercise")
+        return f"### {name}: {title}\n\n{body}" if title else f"### {name}\n\n{body}"
+
+    return _EXERCISE.sub(replace, markdown)
+
+
+def make_student(nb: nbformat.NotebookNode, path: str | Path = "notebook") -> nbformat.NotebookNode:
+    """Return the student edition of a chapter notebook (the input is left unchanged)."""
+    exercises = find_exercises(nb, path)
+    name_of = {i: ex.name for ex in exercises for i in ex.solution_cells}
+    names = {ex.label: ex.name for ex in exercises if ex.label}
+    student = copy.deepcopy(nb)
+    kept = []
+    in_gate = False
+    for i, cell in enumerate(student.cells):
+        if cell.cell_type == "markdown":
+            if _SOLUTION_START.search(cell.source):
+                in_gate = True
+            if in_gate:
+                if _SOLUTION_END.search(cell.source):
+                    in_gate = False
+                continue
+            cell.source = _exercise_heading(cell.source, names)
+        elif cell.cell_type == "code":
+            if BEGIN in cell.source or END in cell.source:
+                cell.source = clear_solution(cell.source, name_of.get(i, f"{path} cell {i}"))
+            cell.outputs = []
+            cell.execution_count = None
+        kept.append(cell)
+    student.cells = kept
+    return student
+
+
+def verify_student(full: nbformat.NotebookNode, student: nbformat.NotebookNode) -> list[str]:
+    """Static checks of a student edition against its full notebook; returns the problems found."""
+    problems = []
+    text = "\n".join(cell.source for cell in student.cells)
+    for marker in (BEGIN, END, "{solution-start}", "{solution-end}"):
+        if marker in text:
+            problems.append(f"the student edition still contains {marker!r}")
+    # A solution line leaks when it appears in the student edition but nowhere else in the full one.
+    outside = set()
+    for cell in full.cells:
+        inside = False
+        for line in cell.source.splitlines():
+            s = line.strip()
+            if s in (BEGIN, END):
+                inside = s == BEGIN
+            elif not inside:
+                outside.add(s)
+    student_lines = {line.strip() for line in text.splitlines()}
+    for cell in full.cells:
+        if cell.cell_type == "code":
+            for line in solution_lines(cell.source):
+                if line in student_lines and line not in outside:
+                    problems.append(f"solution line survives in the student edition: {line!r}")
+    for i, cell in enumerate(student.cells):
+        if cell.cell_type == "code" and (cell.get("outputs") or cell.get("execution_count")):
+            problems.append(f"cell {i} still has outputs or an execution count")
+    return problems
+
+
+def _strip_magics(source: str) -> str:
+    return "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines())
+
+
+def notebook_imports(nb: nbformat.NotebookNode) -> str:
+    """Every top-level import statement of the notebook's code cells, as one block of code."""
+    lines = []
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        source = _strip_magics(cell.source)
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:
+            continue
+        for node in tree.body:
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                lines.append(ast.get_source_segment(source, node) or ast.unparse(node))
+    return "\n".join(dict.fromkeys(lines))
+
+
+@dataclass
+class Run:
+    """How one run of an exercise's cells ended: ``error`` is None when every cell ran through."""
+
+    error: str | None
+    kinds: tuple[str, ...] = ()  # the names of the exception's classes (its MRO)
+    message: str = ""
+
+    @property
+    def check_failed(self) -> bool:
+        """True when the check raised ``utils.checks.CheckFailed`` (a wrong or missing answer)."""
+        return "CheckFailed" in self.kinds
+
+
+@dataclass
+class Outcome:
+    """An exercise run as the student gets it (``stub``) and as solved (``solution``)."""
+
+    exercise: Exercise
+    stub: Run
+    solution: Run
+    self_contained: bool = True
+
+
+def _sources(nb: nbformat.NotebookNode, ex: Exercise, student: bool) -> list[str]:
+    """The solution cells (stubbed when ``student``) then the check cell, as code to run."""
+    if ex.check_cell is None:
+        raise ValueError(f"{ex.notebook}: {ex.name} has no auto-check cell after its solution")
+    sources = [nb.cells[i].source for i in ex.solution_cells]
+    if student:
+        sources = [clear_solution(src, ex.name) for src in sources]
+    return [_strip_magics(src) for src in [*sources, nb.cells[ex.check_cell].source]]
+
+
+def run_exercise(nb: nbformat.NotebookNode, ex: Exercise, student: bool) -> Run:
+    """Run an exercise's cells in a fresh namespace that holds only the notebook's imports."""
+    from utils.runtime import seed_everything
+
+    seed_everything(0)
+    namespace: dict[str, object] = {"__name__": "__exercise__"}
+    with contextlib.redirect_stdout(io.StringIO()):
+        try:
+            exec(compile(notebook_imports(nb), f"<{ex.notebook} imports>", "exec"), namespace)
+            for k, source in enumerate(_sources(nb, ex, student)):
+                exec(compile(source, f"<{ex.notebook}: {ex.name}, cell {k}>", "exec"), namespace)
+        except Exception as err:  # noqa: BLE001 - an exercise cell may raise anything
+            return Run(type(err).__name__, tuple(c.__name__ for c in type(err).__mro__), str(err))
+    return Run(None)
+
+
+_KERNEL_HELPER = """
+import json as __json
+__results__ = {}
+def __try__(key, sources):
+    try:
+        for source in sources:
+            exec(compile(source, key, "exec"), globals())
+    except Exception as err:
+        __results__[key] = [type(err).__name__, [c.__name__ for c in type(err).__mro__], str(err)]
+    else:
+        __results__[key] = [None, [], ""]
+"""
+
+
+def run_exercises_in_kernel(nb: nbformat.NotebookNode, path: str | Path,
+                            timeout: int = 600) -> dict[tuple[int, bool], Run]:
+    """Run the whole notebook in a Jupyter kernel, each exercise first as a stub, then solved.
+
+    The fallback for exercises that are not self-contained; keyed by (exercise number, student).
+    """
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionError
+
+    exercises = [ex for ex in find_exercises(nb, path) if ex.check_cell is not None]
+    solution_cells = {i for ex in exercises for i in ex.solution_cells}
+    at_check = {ex.check_cell: ex for ex in exercises}
+    cells = [nbformat.v4.new_code_cell(_KERNEL_HELPER)]
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type != "code" or i in solution_cells:
+            continue
+        if i in at_check:
+            ex = at_check[i]
+            for student in (True, False):
+                key = f"{ex.number}:{int(student)}"
+                cells.append(nbformat.v4.new_code_cell(f"__try__({key!r}, {_sources(nb, ex, student)!r})"))
+        else:
+            cells.append(nbformat.v4.new_code_cell(cell.source))
+    cells.append(nbformat.v4.new_code_cell('print("__RESULTS__" + __json.dumps(__results__))'))
+    runner = nbformat.v4.new_notebook(cells=cells, metadata=copy.deepcopy(nb.metadata))
+    client = NotebookClient(runner, timeout=timeout, kernel_name="python3",
+                            resources={"metadata": {"path": str(Path(path).parent)}})
+    try:
+        client.execute()
+    except CellExecutionError as err:
+        failed = Run("CellExecutionError", ("CellExecutionError",), f"the notebook failed: {err}"[:2000])
+        return {(ex.number, student): failed for ex in exercises for student in (True, False)}
+    text = "".join(out.get("text", "") for out in runner.cells[-1].outputs)
+    raw = json.loads(text.split("__RESULTS__", 1)[1])
+    results = {}
+    for key, (error, kinds, message) in raw.items():
+        number, student = key.split(":")
+        results[(int(number), bool(int(student)))] = Run(error, tuple(kinds), message)
+    return results
+
+
+def exercise_outcomes(nb: nbformat.NotebookNode, path: str | Path = "notebook",
+                      allow_kernel: bool = True) -> list[Outcome]:
+    """Run every exercise with a check, as a stub and solved: in-process when it is self-contained.
+
+    An exercise whose cells raise ``NameError`` in a fresh namespace needs the notebook's earlier
+    state; with ``allow_kernel`` the whole notebook then runs once in a kernel (slow) for it.
+    """
+    outcomes = []
+    for ex in find_exercises(nb, path):
+        if ex.check_cell is None:
+            continue
+        stub, solution = run_exercise(nb, ex, student=True), run_exercise(nb, ex, student=False)
+        outcomes.append(Outcome(ex, stub, solution, "NameError" not in (stub.error, solution.error)))
+    if allow_kernel and not all(o.self_contained for o in outcomes):
+        results = run_exercises_in_kernel(nb, path)
+        for o in outcomes:
+            if not o.self_contained:
+                o.stub, o.solution = results[(o.exercise.number, True)], results[(o.exercise.number, False)]
+    return outcomes
+
+
+def outcome_problems(outcome: Outcome) -> list[str]:
+    """What is wrong with one exercise's outcome: the stub must fail with a hint, the solution pass."""
+    ex, stub, problems = outcome.exercise, outcome.stub, []
+    label = f"{Path(ex.notebook).name}: {ex.name}"
+    if stub.error is None:
+        problems.append(f"{label}: the check passed on the stub (it must fail until the student writes code)")
+    elif not stub.check_failed:
+        problems.append(f"{label}: on the stub the cells raised {stub.error}: {stub.message} "
+                        "(expected utils.checks.CheckFailed)")
+    elif "not implemented yet" not in stub.message or "Hint:" not in stub.message:
+        problems.append(f"{label}: the stub's message lacks 'not implemented yet' or a hint: {stub.message}")
+    elif ex.hint and ex.hint not in stub.message:
+        problems.append(f"{label}: the stub's message does not show the check's hint: {stub.message}")
+    if outcome.solution.error is not None:
+        problems.append(f"{label}: the reference solution fails its check: {outcome.solution.error}: "
+                        f"{outcome.solution.message}")
+    return problems
+
+
+def check_exercises(nb: nbformat.NotebookNode, path: str | Path = "notebook") -> list[str]:
+    """Run every exercise as the student gets it and as solved; returns the problems found."""
+    problems = [f"{Path(path).name}: {ex.name} has no auto-check cell after its solution"
+                for ex in find_exercises(nb, path) if ex.check_cell is None]
+    for outcome in exercise_outcomes(nb, path):
+        problems += outcome_problems(outcome)
+    return problems
+
+
+def chapter_notebooks(chapters: str | Path = "chapters") -> list[Path]:
+    """The chapter notebooks, in order."""
+    return sorted(Path(chapters).glob("[0-9]*.ipynb"))
+
+
+def write_student_edition(chapters: str | Path, out: str | Path) -> list[Path]:
+    """Write the student edition of every chapter notebook into ``out``; return the paths written."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for path in chapter_notebooks(chapters):
+        nb = nbformat.read(path, as_version=4)
+        target = out / path.name
+        nbformat.write(make_student(nb, path), target)
+        written.append(target)
+    (out / "README.md").write_text(
+        "# Student edition\n\nThe chapter notebooks of the course with the exercise solutions removed.\n"
+        "Each exercise cell raises `NotImplementedError` until you write your solution; the check cell\n"
+        "after it then tells you whether your function is right, with a hint when it is not.\n"
+        "Generated by `make student` (`python -m utils.classroom student --out student`).\n")
+    return written
+
+
+def check(chapters: str | Path, out: str | Path | None, execute: bool) -> list[str]:
+    """Check the student edition (the one in ``out``, or made in memory) of every chapter."""
+    problems = []
+    for path in chapter_notebooks(chapters):
+        full = nbformat.read(path, as_version=4)
+        target = Path(out) / path.name if out is not None else None
+        if target is not None and not target.exists():
+            problems.append(f"{target}: missing (run `make student`)")
+            continue
+        student = nbformat.read(target, as_version=4) if target is not None else make_student(full, path)
+        problems += [f"{path.name}: {p}" for p in verify_student(full, student) + gate_problems(full)]
+        if not find_exercises(full, path):
+            problems.append(f"{path.name}: has no exercise with solution markers")
+        if execute:
+            problems += check_exercises(full, path)
+    return problems
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m utils.classroom", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    student = sub.add_parser("student", help="write the student edition")
+    student.add_argument("--out", default="student", help="folder to write (default: student)")
+    student.add_argument("--verify", action="store_true", help="then check it, running every exercise")
+    checker = sub.add_parser("check", help="check the student edition and run every exercise's check")
+    checker.add_argument("--out", default=None, help="check this written edition, not one made in memory")
+    checker.add_argument("--no-execute", action="store_true", help="only the static checks")
+    for p in (student, checker):
+        p.add_argument("--chapters", default="chapters", help="folder of the full notebooks")
+    args = parser.parse_args(argv)
+    if args.command == "student":
+        written = write_student_edition(args.chapters, args.out)
+        print(f"Wrote {len(written)} student notebooks to {args.out}/")
+        if not args.verify:
+            return 0
+        problems = check(args.chapters, args.out, execute=True)
+    else:
+        problems = check(args.chapters, args.out, execute=not args.no_execute)
+    for problem in problems:
+        print("PROBLEM:", problem)
+    print("Student edition: OK" if not problems else f"Student edition: {len(problems)} problem(s)")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
