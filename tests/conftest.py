@@ -92,6 +92,7 @@ def build_book(toc: Path, output: Path) -> tuple[int, str]:
         command += ["--path-output", str(output)]
     env = dict(os.environ)
     env.pop("MPLBACKEND", None)  # a headless backend here would drop every figure from the HTML
+    env["COURSE_PLAIN_PROGRESS"] = "1"  # as `make book` does: one summary line instead of a live bar
     result = subprocess.run(command, cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, timeout=BUILD_TIMEOUT_S)
     return result.returncode, re.sub(r"\x1b\[[0-9;]*m", "", result.stdout)  # without colour codes

@@ -1,9 +1,10 @@
 """The built book, read as a reader reads it: every page of the table of contents in headless Chromium.
 
 For each page: the math is typeset by the book's own (local) MathJax, every image loads and has alt
-text, nothing is fetched from outside the machine, no script fails, and every internal link and anchor
-resolves. On chapter pages: solutions start collapsed and open on a click, and the Colab link opens
-this chapter's notebook. A full-page screenshot of each page goes to ``_build/screenshots/`` for review.
+text (and on chapter pages every figure a notebook drew has a caption), nothing is fetched from outside
+the machine, no script fails, and every internal link and anchor resolves. On chapter pages: solutions
+start collapsed and open on a click, and the Colab link opens this chapter's notebook. A full-page
+screenshot of each page goes to ``_build/screenshots/`` for review.
 
 Needs the ``built_book`` fixture (tests/conftest.py) and a Chromium: ``scripts/install_browser.py``
 installs Debian's (``make test`` runs it first) together with the local MathJax. The test skips only
@@ -22,7 +23,8 @@ from pathlib import Path
 from urllib.parse import unquote, urldefrag, urlparse
 
 import pytest
-import yaml
+
+yaml = pytest.importorskip("yaml", reason="PyYAML comes with jupyter-book (requirements.txt)")
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT / "scripts"))
@@ -167,7 +169,10 @@ _PAGE_FACTS = """() => {
         untypeset: Array.from(main.querySelectorAll('.math')).filter(e => !e.querySelector('mjx-container'))
                        .map(e => e.textContent.slice(0, 80)),
         images: Array.from(document.images).map(img => ({src: img.getAttribute('src'), alt: img.alt,
-                       width: img.naturalWidth, inMain: main.contains(img)})),
+                       width: img.naturalWidth, inMain: main.contains(img),
+                       caption: ((img.closest('figure') || {}).querySelector
+                                 ? (img.closest('figure').querySelector('figcaption') || {}).textContent || ''
+                                 : null)})),
         links: Array.from(document.querySelectorAll('a[href]')).map(a => a.href),
     };
 }"""
@@ -237,6 +242,9 @@ def test_page_reads_well(page_name, site, browser, screenshots, anchors):
             problems.append(f"image does not load: {img['src']}")
         if img["inMain"] and not img["alt"].strip():
             problems.append(f"image without alt text: {img['src']}")
+        if page_name in CHAPTER_PAGES and img["inMain"] and "_images/" in (img["src"] or ""):
+            if not (img["caption"] or "").strip():  # a figure the notebook drew: it needs a caption
+                problems.append(f"figure without a caption: {img['src']} (alt: {img['alt'][:60]!r})")
     # Nothing from outside, nothing failing, every internal link resolving.
     problems += [f"request to outside the book (fails offline): {url}" for url in visit.external]
     problems += [f"failed to load: {item}" for item in visit.failed]

@@ -14,11 +14,12 @@ import textwrap
 import warnings
 from pathlib import Path
 
-import nbformat
 import pytest
 
-from utils import classroom
-from utils.checks import CheckFailed
+nbformat = pytest.importorskip("nbformat", reason="the classroom kit needs nbformat (requirements.txt)")
+
+from utils import classroom  # noqa: E402  (needs nbformat)
+from utils.checks import CheckFailed  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 CHAPTERS = classroom.chapter_notebooks(REPO_ROOT / "chapters")
@@ -218,6 +219,21 @@ def test_command_line_writes_and_checks_a_student_edition(tmp_path, capsys):
     nbformat.write(leaked, out / "07_toy.ipynb")
     assert classroom.main(["check", "--chapters", str(chapters), "--out", str(out), "--no-execute"]) == 1
     assert "secret-negate-line" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+def test_grade_runs_a_submission_and_reads_each_check(tmp_path, capsys):
+    submission = classroom.make_student(toy_notebook(), "07_toy.ipynb")
+    stub = next(c for c in submission.cells if "def double" in c.source)
+    stub.source = stub.source.replace('raise NotImplementedError("Exercise 7.1: write your solution here")',
+                                      "return x * 2")
+    nbformat.write(submission, tmp_path / "07_alice.ipynb")
+    assert classroom.main(["grade", str(tmp_path / "07_alice.ipynb"), "--csv", str(tmp_path / "g.csv")]) == 0
+    out = capsys.readouterr().out
+    assert "PASS  07_alice.ipynb  Exercise 7.1: Exercise 7.1: correct on all 1 test inputs." in out
+    assert "FAIL  07_alice.ipynb  Exercise 7.2: CheckFailed: Exercise 7.2: not implemented yet" in out
+    assert "1 of 2 checks passed" in out
+    assert (tmp_path / "g.csv").read_text().splitlines()[0] == "notebook,exercise,passed,message"
 
 
 def test_make_student_is_the_documented_command():

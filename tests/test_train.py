@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 
 import pytest
@@ -16,6 +17,7 @@ from utils.train import (
     count_parameters,
     evaluate_translation,
     fit,
+    plain_progress,
     warmup_schedule,
 )
 
@@ -132,11 +134,32 @@ def test_fit_steps_the_scheduler_once_per_batch():
     assert opt.param_groups[0]["lr"] == pytest.approx(7 / 10)
 
 
-def test_fit_shows_a_progress_bar(capsys):
+def test_fit_shows_a_progress_bar(capsys, monkeypatch):
+    monkeypatch.delenv("COURSE_PLAIN_PROGRESS", raising=False)
     model, opt = _model_and_optimizer()
     fit(model, _regression_batches(n_batches=1), _mse_step, opt, epochs=2, desc="tiny run")
-    err = capsys.readouterr().err
-    assert "tiny run" in err and "2/2" in err and "loss=" in err
+    captured = capsys.readouterr()
+    assert "tiny run" in captured.err and "2/2" in captured.err and "loss=" in captured.err
+    assert captured.out == ""
+
+
+def test_fit_prints_one_line_in_plain_progress_mode(capsys, monkeypatch):
+    monkeypatch.setenv("COURSE_PLAIN_PROGRESS", "1")  # what the book build sets
+    assert plain_progress()
+    model, opt = _model_and_optimizer()
+    fit(model, _regression_batches(n_batches=1), _mse_step, opt, epochs=2, desc="tiny run",
+        on_epoch_end=lambda epoch: {"val": 0.5})
+    captured = capsys.readouterr()
+    assert re.fullmatch(r"tiny run: 2 epochs in \d+\.\d s \(loss \S+, val 0\.5\)\n", captured.out)
+    assert "2/2" not in captured.err  # no live bar
+    fit(model, _regression_batches(n_batches=1), _mse_step, opt, progress=False)
+    assert capsys.readouterr().out == ""  # progress=False silences the line too
+
+
+@pytest.mark.parametrize(("value", "plain"), [("", False), ("0", False), ("1", True), ("yes", True)])
+def test_plain_progress_reads_the_environment(monkeypatch, value, plain):
+    monkeypatch.setenv("COURSE_PLAIN_PROGRESS", value)
+    assert plain_progress() is plain
 
 
 @pytest.mark.parametrize("epochs", [0, -3])

@@ -3,6 +3,7 @@
     python -m utils.classroom student --out student            # write student/NN_name.ipynb (`make student`)
     python -m utils.classroom student --out student --verify   # ... then check it (see below)
     python -m utils.classroom check                            # check, writing nothing
+    python -m utils.classroom grade submissions/*.ipynb --csv grades.csv   # run and read the checks
 
 The student edition follows nbgrader's ``ClearSolutions`` convention, with nbformat only:
 
@@ -459,6 +460,35 @@ def check(chapters: str | Path, out: str | Path | None, execute: bool) -> list[s
     return problems
 
 
+_CHECK_CALL = re.compile(r"\bcheck_(function|value)\s*\(")
+
+
+def grade_notebook(path: str | Path, timeout: int = 600) -> list[tuple[str, bool, str]]:
+    """Run a student's notebook top to bottom (errors allowed) and read each auto-check's verdict.
+
+    Returns (exercise name, passed, message) per check cell: passed when the cell ran without an error;
+    the message is the check's last line (its verdict, or the error with the hint).
+    """
+    from nbclient import NotebookClient
+
+    nb = nbformat.read(path, as_version=4)
+    NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=True,
+                   resources={"metadata": {"path": str(Path(path).parent)}}).execute()
+    results = []
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type != "code" or not _CHECK_CALL.search(cell.source):
+            continue
+        found = _CHECK_NAME.search(cell.source)
+        name = found.group("name") if found else f"cell {i}"
+        errors = [out for out in cell.outputs if out.output_type == "error"]
+        if errors:
+            results.append((name, False, f"{errors[0].ename}: {errors[0].evalue}".replace("\n", " ")))
+        else:
+            text = "".join(out.get("text", "") for out in cell.outputs if out.output_type == "stream")
+            results.append((name, True, text.strip().splitlines()[-1] if text.strip() else "ran"))
+    return results
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m utils.classroom", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -470,7 +500,21 @@ def main(argv: list[str] | None = None) -> int:
     checker.add_argument("--no-execute", action="store_true", help="only the static checks")
     for p in (student, checker):
         p.add_argument("--chapters", default="chapters", help="folder of the full notebooks")
+    grader = sub.add_parser("grade", help="run students' notebooks and report each exercise's check")
+    grader.add_argument("notebooks", nargs="+", help="submitted notebooks")
+    grader.add_argument("--csv", default=None, help="also write the results to this CSV file")
     args = parser.parse_args(argv)
+    if args.command == "grade":
+        rows = [(nb, *result) for nb in args.notebooks for result in grade_notebook(nb)]
+        for nb, name, passed, message in rows:
+            print(f"{'PASS' if passed else 'FAIL'}  {Path(nb).name}  {name}: {message}")
+        if args.csv:
+            import csv
+
+            with open(args.csv, "w", newline="") as handle:
+                csv.writer(handle).writerows([("notebook", "exercise", "passed", "message"), *rows])
+        print(f"{sum(r[2] for r in rows)} of {len(rows)} checks passed")
+        return 0
     if args.command == "student":
         written = write_student_edition(args.chapters, args.out)
         print(f"Wrote {len(written)} student notebooks to {args.out}/")

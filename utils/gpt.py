@@ -24,8 +24,17 @@ import torch.nn.functional as F
 from torch import nn
 
 from utils.attention import causal_mask
-from utils.data import ADJECTIVES, ADVERBS, CONJUNCTION, DETERMINERS, NOUNS, PREPOSITIONS, VERBS, Vocab
-from utils.data import pad_sequences
+from utils.data import (
+    ADJECTIVES,
+    ADVERBS,
+    CONJUNCTION,
+    DETERMINERS,
+    NOUNS,
+    PREPOSITIONS,
+    VERBS,
+    Vocab,
+    pad_sequences,
+)
 from utils.positional import LearnedPositionalEncoding
 from utils.transformer import EncoderLayer
 

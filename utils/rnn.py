@@ -59,13 +59,14 @@ class GRUEncoder(nn.Module):
     def forward(self, src: torch.Tensor, src_lengths: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """src (B, S) ids, src_lengths (B,) -> states (B, S, C), last real state h_m (B, C)."""
         _check_ids(src, "src")
-        if src_lengths.shape != (src.shape[0],) or src_lengths.min() < 1 or src_lengths.max() > src.shape[1]:
-            raise ValueError(f"src_lengths must be (B,) = ({src.shape[0]},) with values in 1..{src.shape[1]}, "
-                             f"got {src_lengths.tolist()}")
+        b, s = src.shape
+        if src_lengths.shape != (b,) or src_lengths.min() < 1 or src_lengths.max() > s:
+            raise ValueError(f"src_lengths must be (B,) = ({b},) with values in 1..{s} (the padded "
+                             f"length), got {src_lengths.tolist()}")
         states, _ = self.gru(self.embed(src))  # (B, S, E) -> (B, S, C)
         # Padding comes after the real tokens, so the state at position length-1 has read exactly the
         # sentence: that is h_m. States at padded positions are never used (the masks hide them).
-        rows = torch.arange(src.shape[0], device=src.device)
+        rows = torch.arange(b, device=src.device)
         last = states[rows, src_lengths.to(src.device) - 1]  # (B, C)
         return states, last
 
@@ -105,8 +106,16 @@ class RNNAttention(nn.Module):
 
 
 # ---------------------------------------------------------------------------------------------------
-# The two decoders
+# The two encoder-decoders
 # ---------------------------------------------------------------------------------------------------
+class EncoderMemory(NamedTuple):
+    """What the decoder may read: every encoder state, the last real one, and which positions are real."""
+
+    states: torch.Tensor  # (B, S, C): h_1 .. h_S
+    last: torch.Tensor  # (B, C): h_m, the last real state of each sentence
+    src_mask: torch.Tensor  # (B, S) bool, True at real tokens
+
+
 class Seq2SeqGRU(nn.Module):
     """GRU encoder-decoder without attention: one fixed context C = h_m for every output (section 1)."""
 
@@ -119,23 +128,24 @@ class Seq2SeqGRU(nn.Module):
         self.gru = nn.GRU(d_emb + d_model, d_model, batch_first=True)  # input [y_{j-1}; C]
         self.out = nn.Linear(2 * d_model, tgt_vocab_size)  # logits from [s_j; C]
 
-    def _decode(self, y_prev: torch.Tensor, s0: torch.Tensor, context: torch.Tensor, **_: object
-                ) -> tuple[torch.Tensor, torch.Tensor, None]:
-        """y_prev (B, T) ids, state (1, B, C), C (B, C) -> logits (B, T, V), new state, no weights."""
-        t = y_prev.shape[1]
-        ctx = context[:, None, :].expand(-1, t, -1)  # the same C at every step: (B, C) -> (B, T, C)
-        s, state = self.gru(torch.cat([self.embed(y_prev), ctx], dim=-1), s0)  # (B, T, C)
-        return self.out(torch.cat([s, ctx], dim=-1)), state, None  # (B, T, 2C) -> (B, T, V)
+    def encode(self, batch: Batch) -> EncoderMemory:
+        """Run the encoder over ``batch.src``: states (B, S, C), h_m (B, C) and the source mask (B, S)."""
+        states, last = self.encoder(batch.src, batch.src_lengths)
+        return EncoderMemory(states, last, batch.src_mask)
 
-    def _start(self, batch: Batch) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
-        _, last = self.encoder(batch.src, batch.src_lengths)
-        return last[None], {"context": last}  # s_0 = h_m: (1, B, C)
+    def decode(self, y_prev: torch.Tensor, state: torch.Tensor, memory: EncoderMemory
+               ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+        """y_prev (B, T) ids, state (1, B, C) -> logits (B, T, V), new state, no attention weights."""
+        t = y_prev.shape[1]
+        ctx = memory.last[:, None, :].expand(-1, t, -1)  # the same C = h_m at every step: (B, T, C)
+        s, state = self.gru(torch.cat([self.embed(y_prev), ctx], dim=-1), state)  # (B, T, C)
+        return self.out(torch.cat([s, ctx], dim=-1)), state, None  # (B, T, 2C) -> (B, T, V)
 
     def forward(self, batch: Batch) -> torch.Tensor:
         """Teacher forcing: logits (B, T, V) for ``batch.tgt_in`` (the decoder sees the true y_{<j})."""
         _check_ids(batch.tgt_in, "batch.tgt_in")
-        state, memory = self._start(batch)
-        logits, _, _ = self._decode(batch.tgt_in, state, **memory)
+        memory = self.encode(batch)
+        logits, _, _ = self.decode(batch.tgt_in, memory.last[None], memory)  # s_0 = h_m
         return logits
 
     @torch.no_grad()
@@ -143,34 +153,34 @@ class Seq2SeqGRU(nn.Module):
                   return_weights: bool = False) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
         """Greedy decoding from <bos>, one token per step, each output fed back: (B, T_out) ids.
 
-        Stops when every sentence has produced <eos> or after ``max_len`` steps (default S + 5).
-        With ``return_weights`` also returns the attention weights (B, T_out, S) (attention models).
+        Stops when every sentence has produced <eos> or after ``max_len`` steps (default S + 5);
+        positions after a sentence's <eos> hold <pad>. With ``return_weights`` also returns the
+        attention weights (B, T_out, S) (attention models only).
         """
+        if return_weights and not isinstance(self, AttentionSeq2SeqGRU):
+            raise ValueError(f"{type(self).__name__} has no attention weights to return; "
+                             "use an AttentionSeq2SeqGRU")
         was_training = self.training
         self.eval()
         b = batch.src.shape[0]
         max_len = max_len if max_len is not None else batch.src.shape[1] + 5
-        state, memory = self._start(batch)
+        memory = self.encode(batch)
+        state = memory.last[None]  # s_0 = h_m: (1, B, C)
         y = torch.full((b, 1), self.bos_id, dtype=torch.long, device=batch.src.device)
         outputs, weights = [], []
         done = torch.zeros(b, dtype=torch.bool, device=batch.src.device)
         for _ in range(max_len):
-            logits, state, alpha = self._decode(y, state, **memory)  # one step: (B, 1, V)
-            y = logits.argmax(dim=-1)  # (B, 1): the output becomes the next input
-            y = y.masked_fill(done[:, None], self.pad_id)
+            logits, state, alpha = self.decode(y, state, memory)  # one step: (B, 1, V)
+            y = logits.argmax(dim=-1).masked_fill(done[:, None], self.pad_id)  # (B, 1), fed back next
             outputs.append(y)
             if alpha is not None:
-                weights.append(alpha)
+                weights.append(alpha)  # (B, 1, S)
             done |= y[:, 0] == self.eos_id
             if done.all():
                 break
         self.train(was_training)
         ids = torch.cat(outputs, dim=1)  # (B, T_out)
-        if not return_weights:
-            return ids
-        if not weights:
-            raise ValueError(f"{type(self).__name__} has no attention weights to return")
-        return ids, torch.cat(weights, dim=1)  # (B, T_out, S)
+        return (ids, torch.cat(weights, dim=1)) if return_weights else ids
 
 
 class AttentionSeq2SeqGRU(Seq2SeqGRU):
@@ -182,15 +192,11 @@ class AttentionSeq2SeqGRU(Seq2SeqGRU):
         self.gru = nn.GRU(d_emb, d_model, batch_first=True)  # s_j from y_{j-1} and s_{j-1}
         self.attention = RNNAttention(d_dec=d_model, d_enc=d_model, d_k=d_model, d_v=d_model)
 
-    def _start(self, batch: Batch) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
-        states, last = self.encoder(batch.src, batch.src_lengths)
-        return last[None], {"h": states, "src_mask": batch.src_mask}
-
-    def _decode(self, y_prev: torch.Tensor, s0: torch.Tensor, h: torch.Tensor,  # type: ignore[override]
-                src_mask: torch.Tensor, **_: object) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """y_prev (B, T) ids, state (1, B, C), h (B, S, C) -> logits (B, T, V), state, alpha (B, T, S)."""
-        s, state = self.gru(self.embed(y_prev), s0)  # decoder states s_j: (B, T, C)
-        c, alpha = self.attention(s, h, src_mask)  # one context per step: (B, T, C), (B, T, S)
+    def decode(self, y_prev: torch.Tensor, state: torch.Tensor, memory: EncoderMemory
+               ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """y_prev (B, T) ids, state (1, B, C) -> logits (B, T, V), new state, weights alpha (B, T, S)."""
+        s, state = self.gru(self.embed(y_prev), state)  # decoder states s_j: (B, T, C)
+        c, alpha = self.attention(s, memory.states, memory.src_mask)  # c_j: (B, T, C), (B, T, S)
         return self.out(torch.cat([s, c], dim=-1)), state, alpha  # (B, T, 2C) -> (B, T, V)
 
 
