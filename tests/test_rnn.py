@@ -19,6 +19,15 @@ from utils.rnn import (
 from utils.train import evaluate_translation
 
 
+@pytest.fixture(scope="module", autouse=True)
+def one_thread():
+    """Tiny GRUs run fastest on one thread, and much faster on a busy machine; restored afterwards."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
 @pytest.fixture(scope="module")
 def data():
     return load_synthetic(n_train=200, n_valid=20, n_test=20, seed=3)

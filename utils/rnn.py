@@ -17,10 +17,15 @@ API used by later chapters (chapter 8 compares the Transformer with the RNN with
     from utils.rnn import train_rnn_translator
     from utils.train import evaluate_translation
     data = load_synthetic(n_train=3000)
-    run = train_rnn_translator(data, attention=True, epochs=12)     # -> TrainedTranslator
+    run = train_rnn_translator(data, attention=True, epochs=8)      # -> TrainedTranslator
     model, history, seconds = run                                   # or run.model, run.seconds
     scores = evaluate_translation(model.translate, data.test, data.src_vocab, data.tgt_vocab)
     scores.exact_match, scores.binned([5, 10, 15, 20, 30])
+
+The defaults are chapter 1's settings: on ``load_synthetic(n_train=3000)`` each model trains in about
+10 s of one CPU core, and the attention model reaches about 0.95 exact match on the test split while
+the model without attention stays near 0.2 (it fails on every sentence longer than about ten words).
+Small GRUs run fastest on one thread: ``torch.set_num_threads(1)`` on a CPU.
 
 ``model.translate(batch)`` decodes greedily (feeding each output back in) and returns (B, T_out) ids;
 ``model.translate(batch, return_weights=True)`` also returns the attention weights (B, T_out, S).
@@ -217,8 +222,8 @@ class TrainedTranslator(NamedTuple):
     seconds: float
 
 
-def train_rnn_translator(data: TranslationData, attention: bool = True, *, epochs: int = 12,
-                         d_emb: int = 32, d_model: int = 64, batch_size: int = 32, lr: float = 3e-3,
+def train_rnn_translator(data: TranslationData, attention: bool = True, *, epochs: int = 8,
+                         d_emb: int = 32, d_model: int = 64, batch_size: int = 64, lr: float = 6e-3,
                          seed: int = 0, device: torch.device | str = "cpu",
                          progress: bool = True) -> TrainedTranslator:
     """Build ``AttentionSeq2SeqGRU`` (or ``Seq2SeqGRU`` if ``attention`` is False) and train it with Adam
