@@ -384,7 +384,7 @@ def test_mha_errors():
         mha(x, y, y, attn_mask=torch.zeros(T_Q, T_K))  # an additive float mask is not the contract
     with pytest.raises(TypeError, match="attn_mask must be a torch.bool tensor, got list"):
         mha(x, y, y, attn_mask=[[True] * T_K] * T_Q)
-    with pytest.raises(ValueError, match="attn_mask of shape .* does not broadcast"):
+    with pytest.raises(ValueError, match="3-D attn_mask must be"):
         mha(x, y, y, attn_mask=torch.ones(B + 1, T_Q, T_K, dtype=torch.bool))
     row = torch.ones(T_Q, T_K, dtype=torch.bool)
     row[0] = False
@@ -412,3 +412,26 @@ def test_copy_from_torch_mha_errors():
         copy_from_torch_mha(MultiHeadAttention(8, 2), nn.MultiheadAttention(8, 2, kdim=4, vdim=4))
     with pytest.raises(ValueError, match="one module has biases and the other has not"):
         copy_from_torch_mha(MultiHeadAttention(8, 2, bias=False), nn.MultiheadAttention(8, 2))
+
+
+# ---------------------------------------------------------------------------------------------------
+# Masks that would silently change the output's shape
+# ---------------------------------------------------------------------------------------------------
+def test_sdpa_refuses_a_mask_that_would_enlarge_the_scores():
+    q, k, v = torch.randn(H, T_Q, D), torch.randn(H, T_K, D), torch.randn(H, T_K, D)  # no batch axis
+    with pytest.raises(ValueError, match=r"\(3, 1, 5, 7\) would enlarge the scores \(2, 5, 7\)"):
+        scaled_dot_product_attention(q, k, v, torch.ones(B, 1, T_Q, T_K, dtype=torch.bool))
+    with pytest.raises(ValueError, match="would enlarge the scores"):  # (B, 1) against (1, H): (B, H)
+        scaled_dot_product_attention(q[None], k[None], v[None], torch.ones(B, 1, T_Q, T_K, dtype=torch.bool))
+
+
+def test_mha_refuses_pytorchs_batch_times_heads_mask_layout():
+    mha = MultiHeadAttention(8, 2)
+    x = torch.randn(1, T_Q, 8)  # B = 1: a (B * H, T, T) mask would otherwise broadcast to (H, H, T, T)
+    with pytest.raises(ValueError, match=r"3-D attn_mask must be \(B, T_q, T_k\) with B=1, got \(2, 5, 5\)"):
+        mha(x, x, x, attn_mask=torch.ones(2, T_Q, T_Q, dtype=torch.bool))
+    x3 = torch.randn(3, T_Q, 8)
+    with pytest.raises(ValueError, match=r"with B=3, got \(6, 5, 5\).*B \* H"):
+        mha(x3, x3, x3, attn_mask=torch.ones(6, T_Q, T_Q, dtype=torch.bool))
+    out, _ = mha(x3, x3, x3, attn_mask=torch.ones(1, T_Q, T_Q, dtype=torch.bool))  # a batch of 1 broadcasts
+    assert out.shape == (3, T_Q, 8)

@@ -35,10 +35,11 @@ def _code(source: str, **kwargs) -> nbformat.NotebookNode:
 
 def toy_notebook(check_uses_state: bool = False) -> nbformat.NotebookNode:
     """A small chapter with two exercises in the course's pattern (the second one is ungated)."""
-    data = "scale * torch.ones(3)" if check_uses_state else "torch.ones(3)"
+    data = "ones * scale" if check_uses_state else "torch.ones(3)"
     cells = [
         _code("import torch\n\nfrom utils.checks import check_function"),
-        _code("scale = 2.0", outputs=[nbformat.v4.new_output("stream", text="hello\n")], execution_count=3),
+        _code("scale = 2.0\nones = torch.ones(3)  # state: a computation",
+              outputs=[nbformat.v4.new_output("stream", text="hello\n")], execution_count=3),
         _md("""
             ```{exercise} Double it
             :label: ex-07-double
@@ -167,6 +168,16 @@ def test_notebook_imports_collects_top_level_imports_only():
     nb.cells.append(_code("%matplotlib inline\nimport math\nif True:\n    import json"))
     imports = classroom.notebook_imports(nb)
     assert imports == "import torch\nfrom utils.checks import check_function\nimport math"
+
+
+def test_notebook_context_keeps_definitions_and_literal_constants_before_the_exercise():
+    nb = toy_notebook()
+    nb.cells[1].source = ("scale = 2.0\nsizes: tuple = (1, 2)\na, (b, c) = 1, (2, 3)\ndata = torch.ones(3)\n"
+                          "def helper(x):\n    return x\nclass Box:\n    pass\nprint(scale)")
+    assert classroom.notebook_context(nb, upto=5) == [
+        "import torch", "from utils.checks import check_function", "scale = 2.0", "sizes: tuple = (1, 2)",
+        "a, (b, c) = 1, (2, 3)", "def helper(x):\n    return x", "class Box:\n    pass"]
+    assert "def double" not in "\n".join(classroom.notebook_context(nb, upto=5))  # only cells before
 
 
 # --- running exercises ----------------------------------------------------------------------------

@@ -65,6 +65,8 @@ def test_shape_and_dtype_errors():
         fused_attention(q, k[..., :4], v)
     with pytest.raises(ValueError, match="every key needs a value"):
         fused_attention(q, k, v[:, :, :5])
+    with pytest.raises(ValueError, match="must match or broadcast"):
+        fused_attention(q, k[:1, :2], v[:1, :2])
     with pytest.raises(ValueError, match="at least 2 dims"):
         fused_attention(torch.randn(4), k, v)
     with pytest.raises(TypeError, match="share one dtype"):

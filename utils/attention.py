@@ -114,6 +114,12 @@ def scaled_dot_product_attention(
     scores = scaled_dot_scores(q, k)  # (..., T_q, T_k)
     if mask is not None:
         _check_mask(mask, scores.shape)
+        if torch.broadcast_shapes(mask.shape, scores.shape) != scores.shape:
+            raise ValueError(
+                f"mask of shape {tuple(mask.shape)} would enlarge the scores {tuple(scores.shape)} "
+                "(it has more or longer leading dims); give it at most the scores' dims, e.g. "
+                "(B, 1, T_q, T_k) for (B, H, T_q, T_k) scores"
+            )
         if not mask.any(dim=-1).all():
             raise ValueError(
                 "some query may attend to no key at all (a mask row is all False): its softmax "
@@ -233,6 +239,10 @@ class MultiHeadAttention(nn.Module):
             if attn_mask.dim() not in (2, 3) or attn_mask.shape[-2:] != (t_q, t_k):
                 raise ValueError(f"attn_mask must be (T_q, T_k) = {(t_q, t_k)} or (B, T_q, T_k), got "
                                  f"{tuple(attn_mask.shape)}")
+            if attn_mask.dim() == 3 and attn_mask.shape[0] not in (1, b):
+                raise ValueError(f"a 3-D attn_mask must be (B, T_q, T_k) with B={b}, got "
+                                 f"{tuple(attn_mask.shape)}; the (B * H, T_q, T_k) layout of "
+                                 "nn.MultiheadAttention is not used here")
             _check_mask(attn_mask, torch.Size([b, t_q, t_k]), "attn_mask")
             extra = attn_mask if attn_mask.dim() == 2 else attn_mask[:, None]  # (B, 1, T_q, T_k)
             mask = extra if mask is None else mask & extra

@@ -15,11 +15,14 @@ The student edition follows nbgrader's ``ClearSolutions`` convention, with nbfor
 - the auto-check cells stay; every output and execution count is cleared.
 
 Exercise rule (the tests rely on it): an exercise is SELF-CONTAINED. Its solution cell(s) and the
-auto-check cell after ``{solution-end}`` must run in a fresh namespace holding only the notebook's
-import statements (every top-level ``import`` / ``from ... import`` in the notebook's code cells).
-Data the check needs is made inside the check cell. The check calls ``utils.checks.check_function``
-(or ``check_value``) with a ``hint=``; on the stub it must raise ``CheckFailed`` saying
-"not implemented yet" with that hint, and on the reference solution it must pass.
+auto-check cell after ``{solution-end}`` must run in a fresh namespace that holds only the notebook's
+imports (every top-level ``import`` / ``from ... import``) and, from the cells before the exercise,
+its top-level ``def`` / ``class`` statements and literal constants (``d_model = 32``), but none of its
+computations (no data, model or tensor made earlier). Data the check needs is made inside the check
+cell. The check calls ``utils.checks.check_function`` (or ``check_value``) with a literal ``hint=``;
+on the stub it must raise ``CheckFailed`` saying "not implemented yet" with that hint, and on the
+reference solution it must pass. An exercise that breaks the rule still gets tested, slowly: its whole
+notebook runs in a Jupyter kernel (``run_exercises_in_kernel``), and the test warns.
 """
 
 from __future__ import annotations
@@ -265,6 +268,48 @@ def notebook_imports(nb: nbformat.NotebookNode) -> str:
     return "\n".join(dict.fromkeys(lines))
 
 
+def _is_literal_assignment(node: ast.stmt) -> bool:
+    """``NAME = <literal>`` or ``A, B = 1, 2`` (numbers, strings, containers of them): no side effect."""
+
+    def names(target: ast.expr) -> bool:
+        return isinstance(target, ast.Name) or (
+            isinstance(target, (ast.Tuple, ast.List)) and all(names(e) for e in target.elts))
+
+    if isinstance(node, ast.Assign) and all(names(t) for t in node.targets):
+        value = node.value
+    elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
+        value = node.value
+    else:
+        return False
+    try:
+        ast.literal_eval(value)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False
+    return True
+
+
+def notebook_context(nb: nbformat.NotebookNode, upto: int | None = None) -> list[str]:
+    """The cheap top-level statements of the code cells before cell ``upto``, in order.
+
+    Imports, ``def`` and ``class`` statements, and assignments of literal constants (``d_model = 32``):
+    what an exercise may use from its notebook without running the notebook's computations.
+    """
+    statements = []
+    for cell in nb.cells[:upto]:
+        if cell.cell_type != "code":
+            continue
+        source = _strip_magics(cell.source)
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:
+            continue
+        for node in tree.body:
+            if isinstance(node, (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef,
+                                 ast.ClassDef)) or _is_literal_assignment(node):
+                statements.append(ast.get_source_segment(source, node) or ast.unparse(node))
+    return statements
+
+
 @dataclass
 class Run:
     """How one run of an exercise's cells ended: ``error`` is None when every cell ran through."""
@@ -300,14 +345,21 @@ def _sources(nb: nbformat.NotebookNode, ex: Exercise, student: bool) -> list[str
 
 
 def run_exercise(nb: nbformat.NotebookNode, ex: Exercise, student: bool) -> Run:
-    """Run an exercise's cells in a fresh namespace that holds only the notebook's imports."""
+    """Run an exercise's cells in a fresh namespace holding the notebook's imports, definitions and
+    literal constants from before the exercise (see ``notebook_context``), none of its computations."""
     from utils.runtime import seed_everything
 
     seed_everything(0)
     namespace: dict[str, object] = {"__name__": "__exercise__"}
+    first = min(ex.solution_cells, default=ex.check_cell)
     with contextlib.redirect_stdout(io.StringIO()):
+        exec(compile(notebook_imports(nb), f"<{ex.notebook} imports>", "exec"), namespace)
+        for statement in notebook_context(nb, first):
+            try:  # a definition that needs the notebook's state is skipped; a NameError tells later
+                exec(compile(statement, f"<{ex.notebook} context>", "exec"), namespace)
+            except Exception:  # noqa: BLE001
+                continue
         try:
-            exec(compile(notebook_imports(nb), f"<{ex.notebook} imports>", "exec"), namespace)
             for k, source in enumerate(_sources(nb, ex, student)):
                 exec(compile(source, f"<{ex.notebook}: {ex.name}, cell {k}>", "exec"), namespace)
         except Exception as err:  # noqa: BLE001 - an exercise cell may raise anything

@@ -66,6 +66,11 @@ def fused_attention(
                          f"{q.shape[-1]}, k has {k.shape[-1]}")
     if k.shape[-2] != v.shape[-2]:
         raise ValueError(f"every key needs a value: k has T_k={k.shape[-2]} rows, v has {v.shape[-2]}")
+    try:
+        batch = torch.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])  # e.g. (B, H)
+    except RuntimeError:
+        raise ValueError(f"the leading (batch, head) dims of q, k, v must match or broadcast; got "
+                         f"{tuple(q.shape)}, {tuple(k.shape)}, {tuple(v.shape)}") from None
     if not 0.0 <= dropout_p < 1.0:
         raise ValueError(f"dropout_p must be in [0, 1), got {dropout_p}")
     if is_causal:
@@ -76,9 +81,7 @@ def fused_attention(
             raise ValueError(f"is_causal=True needs as many queries as keys (T_q == T_k), got "
                              f"T_q={q.shape[-2]}, T_k={k.shape[-2]}; pass an explicit mask instead")
     if mask is not None:
-        scores_shape = torch.Size([*torch.broadcast_shapes(q.shape[:-2], k.shape[:-2]),
-                                   q.shape[-2], k.shape[-2]])
-        _check_mask(mask, scores_shape)
+        _check_mask(mask, torch.Size([*batch, q.shape[-2], k.shape[-2]]))  # (..., T_q, T_k)
         if not mask.any(dim=-1).all():
             raise ValueError("some query may attend to no key at all (a mask row is all False): its "
                              "softmax would be 0/0; check that padding is marked False only on the "
@@ -141,7 +144,7 @@ class _LiveTensorBytes(TorchDispatchMode):
     def _release(self, nbytes: int) -> None:
         self.current -= nbytes
 
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # noqa: ANN001 - torch's protocol
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # the protocol of TorchDispatchMode
         kwargs = kwargs or {}
         known = {t.untyped_storage().data_ptr() for t in tree_flatten((args, kwargs))[0]
                  if isinstance(t, torch.Tensor)}

@@ -353,20 +353,23 @@ def train_translation(model: Transformer, data: TranslationData, *, epochs: int,
                       n_eval: int = 0, seed: int = 0, device: torch.device | str = "cpu",
                       progress: bool = True) -> History:
     """Adam (betas 0.9, 0.98, section 5.3) with warm-up, teacher forcing; ``n_eval`` > 0 records the
-    exact match of greedy decoding on that many validation sentences and the seconds after each epoch."""
+    exact match of greedy decoding on that many validation sentences after each epoch, and every epoch
+    records the training seconds so far (evaluation excluded)."""
     if epochs < 1 or batch_size < 1 or lr <= 0 or n_eval < 0:
         raise ValueError(f"need epochs >= 1, batch_size >= 1, lr > 0 and n_eval >= 0; got epochs={epochs}, "
                          f"batch_size={batch_size}, lr={lr}, n_eval={n_eval}")
     optimizer = torch.optim.Adam(model.parameters(), lr=lr, betas=(0.9, 0.98), eps=1e-9)
     steps = epochs * math.ceil(len(data.train) / batch_size)
-    start = time.perf_counter()
+    start, eval_seconds = time.perf_counter(), 0.0
 
     def evaluate(epoch: int) -> dict[str, float]:
-        seconds = time.perf_counter() - start
+        nonlocal eval_seconds
+        seconds = time.perf_counter() - start - eval_seconds  # training time so far, evaluation excluded
         if n_eval == 0:
             return {"seconds": seconds}
         scores = evaluate_translation(translator(model), data.valid[:n_eval], data.src_vocab,
                                       data.tgt_vocab, device=device)
+        eval_seconds = time.perf_counter() - start - seconds
         return {"valid_exact": scores.exact_match, "seconds": seconds}
 
     return fit(model, lambda epoch: (b.to(device) for b in batches(

@@ -1,0 +1,206 @@
+"""Time the book on this machine and print one table (``make bench``; not a test).
+
+Three parts, each of which can be skipped:
+
+1. notebooks: execute every ``chapters/*.ipynb`` with nbclient (as the book build does) and time each;
+   the target is the whole book in under 6 minutes on a 2-core CPU.
+2. accuracy: train chapter 8's Transformer with chapter 8's settings and report the training seconds
+   until greedy decoding reaches 98% exact match on held-out sentences.
+3. steps: the training-step time (forward, backward, Adam) of the from-scratch ``utils.transformer``
+   model against a model of the same size built on ``torch.nn.Transformer``, on the same batch; the
+   ratio is the median over many interleaved steps (target: at most 1.2).
+
+    python scripts/benchmark.py                        # everything
+    python scripts/benchmark.py --skip-notebooks       # parts 2 and 3 only (about a minute)
+    python scripts/benchmark.py --notebooks "08_*"     # only the notebooks matching a pattern
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import platform
+import statistics
+import time
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from utils import seed_everything
+from utils.data import Batch, load_synthetic, make_batch
+from utils.transformer import Transformer, TransformerConfig, train_translation
+
+REPO = Path(__file__).resolve().parents[1]
+
+# Chapter 8's settings (chapters/08_transformer_decoder.ipynb, "Knobs" and "Training"); keep in step.
+CHAPTER_8 = {"n_train": 6_000, "epochs": 6, "d_model": 64, "num_heads": 4, "num_layers": 2, "d_ff": 128,
+             "batch_size": 64, "lr": 3e-3, "warmup_steps": 50}
+TARGET_EXACT_MATCH = 0.98
+
+
+def machine() -> list[tuple[str, str]]:
+    """CPU model, cores, torch version and threads of this machine."""
+    cpu = platform.processor() or "unknown CPU"
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.exists():
+        for line in cpuinfo.read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    gpu = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "none"
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "n/a"
+    return [("CPU", cpu), ("cores", str(os.cpu_count())), ("GPU", gpu),
+            ("torch", f"{torch.__version__} ({torch.get_num_threads()} threads)"),
+            ("load average at start", load)]
+
+
+# ---------------------------------------------------------------------------------------------------
+# 1. Notebooks
+# ---------------------------------------------------------------------------------------------------
+def time_notebooks(pattern: str) -> list[tuple[str, str]]:
+    """Execute each matching chapter notebook in a fresh kernel; rows of (name, seconds)."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    rows, total = [], 0.0
+    paths = sorted((REPO / "chapters").glob(pattern))
+    if not paths:
+        raise SystemExit(f"no notebook in chapters/ matches {pattern!r}")
+    for path in paths:
+        nb = nbformat.read(path, as_version=4)
+        client = NotebookClient(nb, timeout=900, kernel_name="python3",
+                                resources={"metadata": {"path": str(path.parent)}})
+        start = time.perf_counter()
+        try:
+            client.execute()
+            status = ""
+        except Exception as err:  # noqa: BLE001 - report the failure in the table and go on
+            status = f" FAILED: {type(err).__name__}"
+        seconds = time.perf_counter() - start
+        total += seconds
+        rows.append((f"notebook {path.stem}", f"{seconds:7.1f} s{status}"))
+    rows.append((f"notebooks, total ({len(paths)})", f"{total:7.1f} s = {total / 60:.1f} min "
+                 f"(target < 6 min on 2 cores)"))
+    return rows
+
+
+# ---------------------------------------------------------------------------------------------------
+# 2. Chapter 8: training seconds until 98% exact match
+# ---------------------------------------------------------------------------------------------------
+def chapter_8_config(data) -> TransformerConfig:
+    c = CHAPTER_8
+    return TransformerConfig(len(data.src_vocab), len(data.tgt_vocab), d_model=c["d_model"],
+                             num_heads=c["num_heads"], num_encoder_layers=c["num_layers"],
+                             num_decoder_layers=c["num_layers"], d_ff=c["d_ff"], dropout=0.0, max_len=64)
+
+
+def time_to_accuracy() -> list[tuple[str, str]]:
+    """Train chapter 8's model, checking 500 validation sentences after each epoch."""
+    c = CHAPTER_8
+    data = load_synthetic(n_train=c["n_train"], n_valid=500, n_test=1_000)
+    seed_everything(0)
+    model = Transformer(chapter_8_config(data))
+    history = train_translation(model, data, epochs=c["epochs"], batch_size=c["batch_size"], lr=c["lr"],
+                                warmup_steps=c["warmup_steps"], n_eval=500, progress=False)
+    reached = [m for m in history.epoch_metrics if m["valid_exact"] >= TARGET_EXACT_MATCH]
+    curve = " ".join(f"{m['valid_exact']:.3f}" for m in history.epoch_metrics)
+    when = (f"{reached[0]['seconds']:.1f} s" if reached else "not reached") + f" (epochs: {curve})"
+    return [(f"chapter 8: training s to {TARGET_EXACT_MATCH:.0%} exact match", when),
+            ("chapter 8: training s, all epochs", f"{history.epoch_metrics[-1]['seconds']:.1f} s")]
+
+
+# ---------------------------------------------------------------------------------------------------
+# 3. Step time: from scratch vs nn.Transformer
+# ---------------------------------------------------------------------------------------------------
+class TorchTransformerModel(nn.Module):
+    """The same model as ``utils.transformer.Transformer`` with ``nn.Transformer`` as its two stacks."""
+
+    def __init__(self, config: TransformerConfig):
+        super().__init__()
+        ours = Transformer(config)  # borrow the embeddings, positions and output layer
+        self.src_embed, self.tgt_embed, self.positional, self.output = (
+            ours.src_embed, ours.tgt_embed, ours.positional, ours.output)
+        self.scale = math.sqrt(config.d_model)
+        self.body = nn.Transformer(config.d_model, config.num_heads, config.num_encoder_layers,
+                                   config.num_decoder_layers, config.d_ff, config.dropout, batch_first=True)
+        self.body.encoder.norm = self.body.decoder.norm = None  # post-norm stacks, as ours
+        self.pad_id = config.pad_id
+
+    def forward(self, src: torch.Tensor, tgt_in: torch.Tensor, src_mask: torch.Tensor,
+                tgt_mask: torch.Tensor) -> torch.Tensor:
+        t = tgt_in.shape[1]
+        future = torch.ones(t, t, dtype=torch.bool, device=tgt_in.device).triu(1)  # True = masked
+        y = self.body(self.positional(self.src_embed(src) * self.scale),
+                      self.positional(self.tgt_embed(tgt_in) * self.scale), tgt_mask=future,
+                      src_key_padding_mask=~src_mask, tgt_key_padding_mask=~tgt_mask,
+                      memory_key_padding_mask=~src_mask)
+        return self.output(y)
+
+
+def _step_fn(model: nn.Module, batch: Batch, pad_id: int):
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-4)
+
+    def step() -> None:
+        logits = model(batch.src, batch.tgt_in, batch.src_mask, batch.tgt_mask)
+        loss = F.cross_entropy(logits.flatten(0, 1), batch.tgt_out.flatten(), ignore_index=pad_id)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+
+    return step
+
+
+def step_ratio(steps: int, batch_size: int) -> list[tuple[str, str]]:
+    """Median seconds per training step of both models on one batch, interleaved to share the load."""
+    data = load_synthetic(n_train=batch_size, n_valid=10, n_test=10)
+    batch = make_batch(data.train, data.src_vocab, data.tgt_vocab)
+    config = chapter_8_config(data)
+    config = TransformerConfig(**{**config.__dict__, "dropout": 0.1})  # training as usual, with dropout
+    seed_everything(0)
+    ours, theirs = Transformer(config), TorchTransformerModel(config)
+    assert sum(p.numel() for p in ours.parameters()) == sum(p.numel() for p in theirs.parameters())
+    step_ours = _step_fn(ours, batch, config.pad_id)
+    step_theirs = _step_fn(theirs, batch, config.pad_id)
+    times: dict[str, list[float]] = {"ours": [], "theirs": []}
+    for i in range(steps + 5):
+        for name, step in (("ours", step_ours), ("theirs", step_theirs)):
+            start = time.perf_counter()
+            step()
+            if i >= 5:  # the first steps warm up allocators and caches
+                times[name].append(time.perf_counter() - start)
+    ours_ms, theirs_ms = (1e3 * statistics.median(times[k]) for k in ("ours", "theirs"))
+    size = f"d_model={config.d_model}, {config.num_encoder_layers}+{config.num_decoder_layers} layers"
+    return [(f"train step, from scratch ({size}, B={batch_size})", f"{ours_ms:.1f} ms (median of {steps})"),
+            ("train step, nn.Transformer (same size, same batch)", f"{theirs_ms:.1f} ms"),
+            ("step-time ratio, from scratch / nn.Transformer", f"{ours_ms / theirs_ms:.2f} (target <= 1.2)")]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--skip-notebooks", action="store_true", help="do not execute the notebooks")
+    parser.add_argument("--skip-accuracy", action="store_true", help="do not train chapter 8's model")
+    parser.add_argument("--skip-steps", action="store_true", help="do not time training steps")
+    parser.add_argument("--notebooks", default="*.ipynb", help="glob of chapters/ notebooks to run")
+    parser.add_argument("--steps", type=int, default=50, help="training steps timed per model")
+    parser.add_argument("--batch-size", type=int, default=64, help="batch size of the timed steps")
+    args = parser.parse_args()
+
+    rows = machine()
+    if not args.skip_notebooks:
+        rows += time_notebooks(args.notebooks)
+    if not args.skip_accuracy:
+        rows += time_to_accuracy()
+    if not args.skip_steps:
+        rows += step_ratio(args.steps, args.batch_size)
+    width = max(len(k) for k, _ in rows)
+    print(f"{'measure':<{width}} | value")
+    print(f"{'-' * width}-+-{'-' * 40}")
+    for key, value in rows:
+        print(f"{key:<{width}} | {value}")
+
+
+if __name__ == "__main__":
+    main()
