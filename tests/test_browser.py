@@ -168,6 +168,12 @@ _PAGE_FACTS = """() => {
         mathErrors: Array.from(main.querySelectorAll('mjx-merror')).map(e => e.textContent),
         untypeset: Array.from(main.querySelectorAll('.math')).filter(e => !e.querySelector('mjx-container'))
                        .map(e => e.textContent.slice(0, 80)),
+        // "$$x$$" inside a paragraph parses as "$" + inline math + "$": the dollars stay visible.
+        strayDollars: Array.from(main.querySelectorAll('.math')).filter(e => {
+            const prev = e.previousSibling, next = e.nextSibling;
+            return (prev && prev.nodeType === 3 && prev.textContent.endsWith('$')) ||
+                   (next && next.nodeType === 3 && next.textContent.startsWith('$'));
+        }).map(e => e.textContent.slice(0, 80)),
         images: Array.from(document.images).map(img => ({src: img.getAttribute('src'), alt: img.alt,
                        width: img.naturalWidth, inMain: main.contains(img),
                        caption: ((img.closest('figure') || {}).querySelector
@@ -231,6 +237,8 @@ def test_page_reads_well(page_name, site, browser, screenshots, anchors):
                             "--mathjax; and _config.yml's mathjax_path set?)")
         problems += [f"math not typeset: {text!r}" for text in facts["untypeset"][:5]]
     problems += [f"MathJax error: {text!r}" for text in facts["mathErrors"][:5]]
+    problems += [f"a '$' left visible next to the math {text!r} (display math $$...$$ needs a blank line "
+                 "before it, also inside a list item)" for text in facts["strayDollars"][:5]]
     for raw in ("$$", "\\begin{", "\\frac", "\\("):
         if raw in facts["text"]:
             at = facts["text"].index(raw)

@@ -203,7 +203,9 @@ class Batch:
     """A padded batch of sentence pairs for teacher forcing.
 
     ``tgt_in`` = ``<bos>`` y_1 .. y_n (decoder input), ``tgt_out`` = y_1 .. y_n ``<eos>`` (labels);
-    the masks are True at real tokens.
+    the masks are True at real tokens. In a sentence shorter than the longest of its batch, ``tgt_in``
+    also holds its ``<eos>`` (and ``tgt_mask`` marks it True); its label there is ``<pad>``, which the
+    loss ignores. Positions that carry a label are ``tgt_out != pad_id``.
     """
 
     src: torch.Tensor  # (B, S)
