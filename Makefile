@@ -21,9 +21,11 @@ setup: $(STAMP)
 book: setup
 	COURSE_PLAIN_PROGRESS=1 $(BIN)/jupyter-book build . --toc book/_toc.yml -W -n --keep-going
 
+# Two pytest workers, one thread each: the book build (which executes every notebook) runs beside nbval,
+# and small models run faster on one thread each than on two threads fighting over two cores.
 test: setup
 	$(BIN)/python scripts/install_browser.py
-	$(BIN)/python -m pytest
+	OMP_NUM_THREADS=1 $(BIN)/python -m pytest -n 2 --dist loadscope
 
 lint: setup
 	$(BIN)/ruff check utils tests scripts chapters

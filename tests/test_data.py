@@ -172,6 +172,9 @@ def test_make_batch_shifts_the_target_and_masks_real_tokens(small):
         assert small.src_vocab.decode(batch.src[k]) == list(p.src)
         assert torch.all(batch.src[k, len(p.src):] == 0) and torch.all(batch.tgt_out[k, n + 1:] == 0)
     assert torch.equal(batch.src_mask, batch.src != 0) and torch.equal(batch.tgt_mask, batch.tgt_in != 0)
+    # the decoder never reads <eos>, and the mask marks exactly the positions that carry a label
+    assert not (batch.tgt_in == small.tgt_vocab.eos_id).any()
+    assert torch.equal(batch.tgt_mask, batch.tgt_out != 0)
     moved = batch.to("cpu")
     assert torch.equal(moved.src, batch.src) and moved.src_mask.dtype == torch.bool
 

@@ -3,10 +3,11 @@
 Modules, one per subject, imported by the chapter notebooks:
 
 - ``utils.runtime``     device choice, seeding, environment report
-- ``utils.data``        the synthetic language pair, vocabularies, batching, masks, a real-corpus loader
+- ``utils.data``        the synthetic language pair, vocabularies, batching, padding masks
 - ``utils.attention``   scaled dot-product attention, masks, multi-head attention (chapters 2-5)
 - ``utils.positional``  sinusoidal and learned positional encodings (chapter 6)
 - ``utils.rnn``         GRU encoder-decoder with and without attention (chapter 1)
+- ``utils.seq2seq``     an attention-only translator with no recurrence (chapter 3)
 - ``utils.transformer`` encoder, decoder and the full Transformer, decoding (chapters 7-8)
 - ``utils.efficient``   the fused attention fast path, timing and memory measurements (chapter 9)
 - ``utils.gpt``         a tiny decoder-only (GPT-style) model, sampling, a grammar checker (chapter 9)

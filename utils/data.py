@@ -202,10 +202,9 @@ def padding_mask(ids: torch.Tensor, pad_id: int = 0) -> torch.Tensor:
 class Batch:
     """A padded batch of sentence pairs for teacher forcing.
 
-    ``tgt_in`` = ``<bos>`` y_1 .. y_n (decoder input), ``tgt_out`` = y_1 .. y_n ``<eos>`` (labels);
-    the masks are True at real tokens. In a sentence shorter than the longest of its batch, ``tgt_in``
-    also holds its ``<eos>`` (and ``tgt_mask`` marks it True); its label there is ``<pad>``, which the
-    loss ignores. Positions that carry a label are ``tgt_out != pad_id``.
+    ``tgt_in`` = ``<bos>`` y_1 .. y_n (decoder input), ``tgt_out`` = y_1 .. y_n ``<eos>`` (labels),
+    both padded to the same length; the masks are True at real tokens, and ``tgt_mask`` is True exactly
+    where ``tgt_out`` carries a label (``tgt_out != pad_id``).
     """
 
     src: torch.Tensor  # (B, S)
@@ -226,9 +225,8 @@ class Batch:
 def make_batch(pairs: Sequence[Pair], src_vocab: Vocab, tgt_vocab: Vocab) -> Batch:
     """Encode and pad ``pairs`` into one ``Batch``."""
     src = pad_sequences([src_vocab.encode(p.src) for p in pairs], src_vocab.pad_id)
-    tgt = pad_sequences([tgt_vocab.encode(p.tgt, bos=True, eos=True) for p in pairs],
-                        tgt_vocab.pad_id)
-    tgt_in, tgt_out = tgt[:, :-1], tgt[:, 1:]
+    tgt_in = pad_sequences([tgt_vocab.encode(p.tgt, bos=True) for p in pairs], tgt_vocab.pad_id)
+    tgt_out = pad_sequences([tgt_vocab.encode(p.tgt, eos=True) for p in pairs], tgt_vocab.pad_id)
     return Batch(src=src, tgt_in=tgt_in, tgt_out=tgt_out,
                  src_mask=padding_mask(src, src_vocab.pad_id),
                  tgt_mask=padding_mask(tgt_in, tgt_vocab.pad_id),

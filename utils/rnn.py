@@ -8,7 +8,7 @@ Two distinct models, same encoder, same training recipe:
 - ``Seq2SeqGRU``: the encoder's last state h_m is the single context C of every decoder step
   (Cho et al., 2014; Sutskever et al., 2014): y_j = f(C, y_1 .. y_{j-1}).
 - ``AttentionSeq2SeqGRU``: a context c_j recomputed at every decoder step by ``RNNAttention``
-  (q_j = W_Q s_j, k_i = W_K h_i, v_i = W_V h_i, alpha_j = softmax(K q_j), c_j = sum_i alpha_ij v_i),
+  (q_j = s_j W_Q, k_i = h_i W_K, v_i = h_i W_V, alpha_j = softmax(K q_j^T), c_j = sum_i alpha_ji v_i),
   in the style of Luong et al. (2015), with the query taken from the current decoder state.
 
 API used by later chapters (chapter 8 compares the Transformer with the RNN with attention):
@@ -29,6 +29,8 @@ Small GRUs run fastest on one thread: ``torch.set_num_threads(1)`` on a CPU.
 
 ``model.translate(batch)`` decodes greedily (feeding each output back in) and returns (B, T_out) ids;
 ``model.translate(batch, return_weights=True)`` also returns the attention weights (B, T_out, S).
+On a GPU: ``train_rnn_translator(data, device="cuda")``, then pass ``device="cuda"`` to
+``evaluate_translation`` so that its batches are moved there too.
 """
 
 from __future__ import annotations
@@ -80,8 +82,8 @@ class GRUEncoder(nn.Module):
 # Attention inside the RNN (section 2), written as Q, K, V
 # ---------------------------------------------------------------------------------------------------
 class RNNAttention(nn.Module):
-    """Context c_j = sum_i alpha_ij v_i with alpha_j = softmax_i(q_j . k_i), q_j = W_Q s_j, k_i = W_K h_i,
-    v_i = W_V h_i (chapter 1, section 2). No 1/sqrt(d_k) scaling here: chapter 2 adds it."""
+    """Context c_j = sum_i alpha_ji v_i with alpha_j = softmax_i(q_j . k_i), q_j = s_j W_Q, k_i = h_i W_K,
+    v_i = h_i W_V (chapter 1, section 2). No 1/sqrt(d_k) scaling here: chapter 2 adds it."""
 
     def __init__(self, d_dec: int, d_enc: int, d_k: int, d_v: int):
         super().__init__()
@@ -97,10 +99,10 @@ class RNNAttention(nn.Module):
             raise ValueError(f"src_mask must be a bool (B, S) = {tuple(h.shape[:2])} mask, True at real "
                              f"tokens; got {src_mask.dtype} {tuple(src_mask.shape)}")
         # 1. gather the encoder states and turn them into keys and values
-        k = self.w_k(h)  # k_i = W_K h_i: (B, S, C) -> (B, S, d_k)
-        v = self.w_v(h)  # v_i = W_V h_i: (B, S, C) -> (B, S, d_v)
-        q = self.w_q(s)  # q_j = W_Q s_j: (B, T, C) -> (B, T, d_k)
-        # 2. score every source position for every decoder step: K q_j, m scores per step
+        k = self.w_k(h)  # k_i = h_i W_K: (B, S, C) -> (B, S, d_k)
+        v = self.w_v(h)  # v_i = h_i W_V: (B, S, C) -> (B, S, d_v)
+        q = self.w_q(s)  # q_j = s_j W_Q: (B, T, C) -> (B, T, d_k)
+        # 2. score every source position for every decoder step: K q_j^T, m scores per step
         scores = q @ k.transpose(1, 2)  # (B, T, d_k) @ (B, d_k, S) -> (B, T, S)
         scores = scores.masked_fill(~src_mask[:, None, :], float("-inf"))  # padding gets weight 0
         # 3. softmax over the source positions: alpha_{j,:} sums to 1
