@@ -18,11 +18,13 @@ Three parts, each of which can be skipped:
 from __future__ import annotations
 
 import argparse
+import itertools
 import math
 import os
 import platform
 import statistics
 import time
+from functools import partial
 from pathlib import Path
 
 import torch
@@ -30,14 +32,15 @@ import torch.nn.functional as F
 from torch import nn
 
 from utils import seed_everything
-from utils.data import Batch, load_synthetic, make_batch
-from utils.transformer import Transformer, TransformerConfig, train_translation
+from utils.data import Batch, batches, load_synthetic, make_batch
+from utils.train import evaluate_translation, fit, warmup_schedule
+from utils.transformer import Transformer, TransformerConfig, teacher_forcing_loss, translator
 
 REPO = Path(__file__).resolve().parents[1]
 
 # Chapter 8's settings (chapters/08_transformer_decoder.ipynb, "Knobs" and "Training"); keep in step.
-CHAPTER_8 = {"n_train": 6_000, "epochs": 6, "d_model": 64, "num_heads": 4, "num_layers": 2, "d_ff": 128,
-             "batch_size": 64, "lr": 3e-3, "warmup_steps": 50}
+CHAPTER_8 = {"n_train": 24_000, "epochs": 2, "d_model": 64, "num_heads": 4, "num_layers": 2, "d_ff": 128,
+             "batch_size": 64, "lr": 5e-3, "warmup_steps": 50, "label_smoothing": 0.1}
 TARGET_EXACT_MATCH = 0.98
 
 
@@ -97,19 +100,43 @@ def chapter_8_config(data) -> TransformerConfig:
                              num_decoder_layers=c["num_layers"], d_ff=c["d_ff"], dropout=0.0, max_len=64)
 
 
-def time_to_accuracy() -> list[tuple[str, str]]:
-    """Train chapter 8's model, checking 500 validation sentences after each epoch."""
+def time_to_accuracy(checks_per_epoch: int = 4) -> list[tuple[str, str]]:
+    """Chapter 8's training run, as ``train_translation`` does it (same optimiser, schedule, batch order),
+    cut into ``checks_per_epoch`` pieces per epoch so that accuracy is checked more often than per epoch."""
     c = CHAPTER_8
     data = load_synthetic(n_train=c["n_train"], n_valid=500, n_test=1_000)
     seed_everything(0)
     model = Transformer(chapter_8_config(data))
-    history = train_translation(model, data, epochs=c["epochs"], batch_size=c["batch_size"], lr=c["lr"],
-                                warmup_steps=c["warmup_steps"], n_eval=500, progress=False)
-    reached = [m for m in history.epoch_metrics if m["valid_exact"] >= TARGET_EXACT_MATCH]
-    curve = " ".join(f"{m['valid_exact']:.3f}" for m in history.epoch_metrics)
-    when = (f"{reached[0]['seconds']:.1f} s" if reached else "not reached") + f" (epochs: {curve})"
-    return [(f"chapter 8: training s to {TARGET_EXACT_MATCH:.0%} exact match", when),
-            ("chapter 8: training s, all epochs", f"{history.epoch_metrics[-1]['seconds']:.1f} s")]
+    optimizer = torch.optim.Adam(model.parameters(), lr=c["lr"], betas=(0.9, 0.98), eps=1e-9)
+    per_epoch = math.ceil(len(data.train) / c["batch_size"])
+    scheduler = warmup_schedule(optimizer, c["warmup_steps"], c["epochs"] * per_epoch)
+
+    def piece(i: int):
+        epoch, part = divmod(i, checks_per_epoch)
+        whole = batches(data.train, data.src_vocab, data.tgt_vocab, c["batch_size"], seed=epoch)
+        lo, hi = part * per_epoch // checks_per_epoch, (part + 1) * per_epoch // checks_per_epoch
+        return itertools.islice(whole, lo, hi)
+
+    start, eval_seconds, curve = time.perf_counter(), 0.0, []
+
+    def check(_: int) -> dict[str, float]:
+        nonlocal eval_seconds
+        seconds = time.perf_counter() - start - eval_seconds
+        exact = evaluate_translation(translator(model), data.valid, data.src_vocab,
+                                     data.tgt_vocab).exact_match
+        eval_seconds = time.perf_counter() - start - seconds
+        curve.append((seconds, exact))
+        return {"valid_exact": exact}
+
+    fit(model, piece, partial(teacher_forcing_loss, label_smoothing=c["label_smoothing"]), optimizer,
+        epochs=c["epochs"] * checks_per_epoch, scheduler=scheduler, on_epoch_end=check, progress=False)
+    reached = [sec for sec, exact in curve if exact >= TARGET_EXACT_MATCH]
+    test = evaluate_translation(translator(model), data.test, data.src_vocab, data.tgt_vocab).exact_match
+    trace = " ".join(f"{exact:.2f}" for _, exact in curve)
+    return [(f"chapter 8: training s to {TARGET_EXACT_MATCH:.0%} exact match (validation)",
+             (f"{reached[0]:.1f} s" if reached else "not reached") + f"; checks: {trace}"),
+            (f"chapter 8: full run ({c['epochs']} epochs), test exact match",
+             f"{curve[-1][0]:.1f} s, {test:.3f}")]
 
 
 # ---------------------------------------------------------------------------------------------------
