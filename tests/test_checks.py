@@ -165,3 +165,20 @@ def test_check_function_rejects_bad_arguments():
         check_function(None, _reference, _inputs(), name="Exercise 0.1")
     with pytest.raises(ValueError, match=r"Exercise 0.1: check_function needs at least one input case"):
         check_function(_reference, _reference, [], name="Exercise 0.1")
+
+
+def test_forbidden_functions_fail_while_the_answer_runs_but_not_for_the_reference():
+    def cheating(x):
+        return torch.softmax(x, dim=-1)
+
+    def honest(x):
+        e = (x - x.max(dim=-1, keepdim=True).values).exp()
+        return e / e.sum(dim=-1, keepdim=True)
+
+    reference = lambda x: torch.softmax(x, dim=-1)  # noqa: E731 - the reference may use it
+    with pytest.raises(CheckFailed, match=r"without torch\.softmax"):
+        check_function(cheating, reference, [(torch.randn(2, 3),)], name="Ex", forbidden=[(torch, "softmax")])
+    assert torch.softmax is not None and torch.softmax(torch.zeros(2), dim=0)[0] == 0.5  # restored
+    check_function(honest, reference, [(torch.randn(2, 3),)], name="Ex", forbidden=[(torch, "softmax")])
+    with pytest.raises(ValueError, match="cannot forbid"):
+        check_function(honest, reference, [(torch.randn(2),)], name="Ex", forbidden=[(torch, "nope")])

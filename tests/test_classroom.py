@@ -33,13 +33,19 @@ def _code(source: str, **kwargs) -> nbformat.NotebookNode:
     return nbformat.v4.new_code_cell(textwrap.dedent(source).strip(), **kwargs)
 
 
-def toy_notebook(check_uses_state: bool = False) -> nbformat.NotebookNode:
-    """A small chapter with two exercises in the course's pattern (the second one is ungated)."""
-    data = "ones * scale" if check_uses_state else "torch.ones(3)"
+def toy_notebook(state: str = "") -> nbformat.NotebookNode:
+    """A small chapter with two exercises in the course's pattern (the second one is ungated).
+
+    ``state``: "" for self-contained exercises; "computed" when the first check reads a tensor the
+    notebook computed; "mutated" when it also relies on a later in-place change of that tensor.
+    """
+    data = {"": "torch.ones(3)", "computed": "ones * scale", "mutated": "ones"}[state]
+    extra = "\nassert ones.sum() == 6, 'ones was not doubled'" if state == "mutated" else ""
     cells = [
         _code("import torch\n\nfrom utils.checks import check_function"),
         _code("scale = 2.0\nones = torch.ones(3)  # state: a computation",
               outputs=[nbformat.v4.new_output("stream", text="hello\n")], execution_count=3),
+        _code("ones.mul_(scale)  # changed in place" if state == "mutated" else "print('nothing')"),
         _md("""
             ```{exercise} Double it
             :label: ex-07-double
@@ -64,7 +70,7 @@ def toy_notebook(check_uses_state: bool = False) -> nbformat.NotebookNode:
         _code(f"""
             check_function(double, reference=lambda x: 2 * x, inputs=[({data},)], name="Exercise 7.1",
                            hint="add x to itself")
-            """),
+            """ + extra),
         _md("""
             ```{exercise} Negate it
             :label: ex-07-negate
@@ -120,9 +126,9 @@ def test_find_exercises_reads_names_hints_and_cells():
     nb = toy_notebook()
     first, second = classroom.find_exercises(nb, "chapters/07_toy.ipynb")
     assert (first.name, first.label, first.solution_cells, first.check_cell) == (
-        "Exercise 7.1", "ex-07-double", [5], 7)
+        "Exercise 7.1", "ex-07-double", [6], 8)
     assert first.hint == "add x to itself"
-    assert (second.name, second.solution_cells, second.check_cell) == ("Exercise 7.2", [9], 10)
+    assert (second.name, second.solution_cells, second.check_cell) == ("Exercise 7.2", [10], 11)
 
 
 def test_make_student_removes_solutions_and_keeps_checks():
@@ -139,7 +145,7 @@ def test_make_student_removes_solutions_and_keeps_checks():
     assert all(not c.get("outputs") and c.get("execution_count") is None
                for c in student.cells if c.cell_type == "code")
     assert len(student.cells) == len(nb.cells) - 3
-    assert "secret-double-line" in nb.cells[5].source and nb.cells[1].outputs  # input left unchanged
+    assert "secret-double-line" in nb.cells[6].source and nb.cells[1].outputs  # input left unchanged
 
 
 def test_verify_student_finds_leaks_markers_and_outputs():
@@ -158,9 +164,9 @@ def test_verify_student_finds_leaks_markers_and_outputs():
 def test_gate_problems_flags_unmarked_code_inside_a_solution_gate():
     nb = toy_notebook()
     assert classroom.gate_problems(nb) == []
-    nb.cells.insert(6, _code("helper = 1"))
+    nb.cells.insert(7, _code("helper = 1"))
     assert classroom.gate_problems(nb) == [
-        "cell 6 is inside a solution gate but has no '### BEGIN SOLUTION' marker"]
+        "cell 7 is inside a solution gate but has no '### BEGIN SOLUTION' marker"]
 
 
 def test_notebook_imports_collects_top_level_imports_only():
@@ -174,10 +180,10 @@ def test_notebook_context_keeps_definitions_and_literal_constants_before_the_exe
     nb = toy_notebook()
     nb.cells[1].source = ("scale = 2.0\nsizes: tuple = (1, 2)\na, (b, c) = 1, (2, 3)\ndata = torch.ones(3)\n"
                           "def helper(x):\n    return x\nclass Box:\n    pass\nprint(scale)")
-    assert classroom.notebook_context(nb, upto=5) == [
+    assert classroom.notebook_context(nb, upto=6) == [
         "import torch", "from utils.checks import check_function", "scale = 2.0", "sizes: tuple = (1, 2)",
         "a, (b, c) = 1, (2, 3)", "def helper(x):\n    return x", "class Box:\n    pass"]
-    assert "def double" not in "\n".join(classroom.notebook_context(nb, upto=5))  # only cells before
+    assert "def double" not in "\n".join(classroom.notebook_context(nb, upto=6))  # only cells before
 
 
 # --- running exercises ----------------------------------------------------------------------------
@@ -194,26 +200,35 @@ def test_run_exercise_stub_fails_with_hint_and_solution_passes():
 
 def test_outcome_problems_reports_a_check_that_passes_on_the_stub():
     nb = toy_notebook()
-    nb.cells[7].source = "print('no check here')"
+    nb.cells[8].source = "print('no check here')"
     outcome = classroom.exercise_outcomes(nb, "chapters/07_toy.ipynb", allow_kernel=False)[0]
     assert classroom.outcome_problems(outcome) == [
         "07_toy.ipynb: Exercise 7.1: the check passed on the stub "
         "(it must fail until the student writes code)"]
 
 
-def test_exercise_needing_notebook_state_is_flagged_without_a_kernel():
-    nb = toy_notebook(check_uses_state=True)
-    outcome = classroom.exercise_outcomes(nb, "chapters/07_toy.ipynb", allow_kernel=False)[0]
-    assert not outcome.self_contained and outcome.stub.error == "NameError"
+def test_exercise_needing_notebook_state_runs_with_the_cells_that_define_it():
+    nb = toy_notebook(state="computed")
+    first = classroom.find_exercises(nb)[0]
+    assert classroom.slice_cells(nb, first) == [0, 1]  # the imports and the cell making `ones`, not cell 2
+    outcome = classroom.exercise_outcome(nb, first, allow_kernel=False)
+    assert outcome.mode == "sliced" and not outcome.self_contained
+    assert classroom.outcome_problems(outcome) == []
+
+
+def test_slice_blind_to_an_in_place_change_is_reported_without_a_kernel():
+    nb = toy_notebook(state="mutated")
+    outcome = classroom.exercise_outcome(nb, classroom.find_exercises(nb)[0], allow_kernel=False)
+    assert outcome.mode == "sliced" and outcome.solution.error == "AssertionError"
 
 
 @pytest.mark.slow
 def test_kernel_fallback_runs_the_notebook_for_exercises_that_need_its_state(tmp_path):
-    nb = toy_notebook(check_uses_state=True)
+    nb = toy_notebook(state="mutated")
     path = tmp_path / "07_toy.ipynb"
     nbformat.write(nb, path)
     outcomes = classroom.exercise_outcomes(nb, path)
-    assert [o.self_contained for o in outcomes] == [False, True]
+    assert [o.mode for o in outcomes] == ["kernel", "self-contained"]
     assert outcomes[0].stub.check_failed and "Hint: add x to itself" in outcomes[0].stub.message
     assert outcomes[0].solution.error is None
 
@@ -286,7 +301,7 @@ def _exercise_cases() -> list:
     return cases
 
 
-_kernel_results: dict[Path, dict] = {}
+_kernel_results: dict[str, dict] = {}
 
 
 @pytest.mark.parametrize("path, number", _exercise_cases())
@@ -294,16 +309,10 @@ def test_exercise_check_fails_on_stub_and_passes_on_solution(path, number):
     nb = nbformat.read(path, as_version=4)
     ex = classroom.find_exercises(nb, path)[number - 1]
     assert ex.check_cell is not None, f"{path.name}: {ex.name} has no auto-check cell after its solution"
-    stub = classroom.run_exercise(nb, ex, student=True)
-    solution = classroom.run_exercise(nb, ex, student=False)
-    outcome = classroom.Outcome(ex, stub, solution, "NameError" not in (stub.error, solution.error))
+    outcome = classroom.exercise_outcome(nb, ex, path, kernel_cache=_kernel_results)
     if not outcome.self_contained:
-        warnings.warn(f"{path.name}: {ex.name} is not self-contained (its cells need notebook state: "
-                      f"{stub.message or solution.message}); running the whole notebook in a kernel instead",
+        warnings.warn(f"{path.name}: {ex.name} is not self-contained (it reads variables the notebook "
+                      f"computed earlier); tested {outcome.mode}, which is slower. See utils/classroom.py.",
                       stacklevel=1)
-        if path not in _kernel_results:
-            _kernel_results[path] = classroom.run_exercises_in_kernel(nb, path)
-        outcome.stub = _kernel_results[path][(number, True)]
-        outcome.solution = _kernel_results[path][(number, False)]
     assert classroom.outcome_problems(outcome) == []
     assert issubclass(CheckFailed, AssertionError)

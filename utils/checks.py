@@ -10,7 +10,8 @@ compares with a reference. In the student edition the function body is a stub th
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import torch
@@ -77,6 +78,26 @@ def check_value(
     print(f"{name}: correct.")
 
 
+@contextmanager
+def _forbid(forbidden: Sequence[tuple[Any, str]], name: str) -> Iterator[None]:
+    """Temporarily replace each ``owner.attribute`` by a function that fails with a clear message."""
+    saved = []
+    for owner, attribute in forbidden:
+        label = f"{getattr(owner, '__name__', type(owner).__name__)}.{attribute}"
+
+        def refuse(*_args: Any, _label: str = label, **_kwargs: Any) -> Any:
+            raise CheckFailed(f"{name}: this exercise asks you to write it without {_label}; "
+                              "build it from simpler operations")
+
+        saved.append((owner, attribute, getattr(owner, attribute)))
+        setattr(owner, attribute, refuse)
+    try:
+        yield
+    finally:
+        for owner, attribute, original in reversed(saved):
+            setattr(owner, attribute, original)
+
+
 def check_function(
     fn: Callable[..., Any],
     reference: Callable[..., Any],
@@ -86,22 +107,29 @@ def check_function(
     hint: str | None = None,
     atol: float = 1e-5,
     rtol: float = 1e-4,
+    forbidden: Sequence[tuple[Any, str]] = (),
 ) -> None:
     """Call ``fn(*args)`` and ``reference(*args)`` for each ``args`` in ``inputs`` and compare them.
 
     A stub that raises ``NotImplementedError`` gets a 'not done yet' message with the hint; any other
-    exception is reported with the input it happened on.
+    exception is reported with the input it happened on. ``forbidden`` lists ``(owner, attribute)``
+    pairs, e.g. ``[(torch, "softmax")]``, that the exercise asks not to use: while ``fn`` runs they raise
+    a ``CheckFailed`` saying so (the reference may still use them).
     """
     if not callable(fn):
         raise TypeError(f"{name}: expected your function, got {_describe(fn)}")
     cases = list(inputs)
     if not cases:
         raise ValueError(f"{name}: check_function needs at least one input case")
+    for owner, attribute in forbidden:
+        if not hasattr(owner, attribute):
+            raise ValueError(f"{name}: cannot forbid {attribute!r}: {owner!r:.60} has no such attribute")
     for i, args in enumerate(cases):
         args = tuple(args)
         stub = False
         try:
-            got = fn(*args)
+            with _forbid(forbidden, name):
+                got = fn(*args)
         except NotImplementedError:
             stub = True  # reported below, outside the handler, so no stub traceback is chained to it
         except CheckFailed:

@@ -21,8 +21,9 @@ its top-level ``def`` / ``class`` statements and literal constants (``d_model = 
 computations (no data, model or tensor made earlier). Data the check needs is made inside the check
 cell. The check calls ``utils.checks.check_function`` (or ``check_value``) with a literal ``hint=``;
 on the stub it must raise ``CheckFailed`` saying "not implemented yet" with that hint, and on the
-reference solution it must pass. An exercise that breaks the rule still gets tested, slowly: its whole
-notebook runs in a Jupyter kernel (``run_exercises_in_kernel``), and the test warns.
+reference solution it must pass. An exercise that breaks the rule still gets tested, more slowly: with
+the earlier cells that define the names it reads (``slice_cells``), or failing that in a run of its
+whole notebook in a Jupyter kernel (``run_exercises_in_kernel``); the test warns.
 """
 
 from __future__ import annotations
@@ -326,12 +327,17 @@ class Run:
 
 @dataclass
 class Outcome:
-    """An exercise run as the student gets it (``stub``) and as solved (``solution``)."""
+    """An exercise run as the student gets it (``stub``) and as solved (``solution``), and how it ran:
+    "self-contained", "sliced" (with the earlier cells that define what it reads) or "kernel"."""
 
     exercise: Exercise
     stub: Run
     solution: Run
-    self_contained: bool = True
+    mode: str = "self-contained"
+
+    @property
+    def self_contained(self) -> bool:
+        return self.mode == "self-contained"
 
 
 def _sources(nb: nbformat.NotebookNode, ex: Exercise, student: bool) -> list[str]:
@@ -344,13 +350,80 @@ def _sources(nb: nbformat.NotebookNode, ex: Exercise, student: bool) -> list[str
     return [_strip_magics(src) for src in [*sources, nb.cells[ex.check_cell].source]]
 
 
-def run_exercise(nb: nbformat.NotebookNode, ex: Exercise, student: bool) -> Run:
+class _Names(ast.NodeVisitor):
+    """The names a cell binds at top level (Python has no block scope) and every name it reads."""
+
+    def __init__(self) -> None:
+        self.defined: set[str] = set()
+        self.used: set[str] = set()
+
+    def visit_Name(self, node: ast.Name) -> None:
+        (self.used if isinstance(node.ctx, ast.Load) else self.defined).add(node.id)
+
+    def _own_scope(self, node: ast.AST) -> None:  # a def, class, lambda or comprehension
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            self.defined.add(node.name)
+        self.used |= {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+    visit_FunctionDef = visit_AsyncFunctionDef = visit_ClassDef = visit_Lambda = _own_scope
+    visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _own_scope
+
+    def visit_Import(self, node: ast.Import | ast.ImportFrom) -> None:
+        self.defined |= {(a.asname or a.name).split(".")[0] for a in node.names if a.name != "*"}
+
+    visit_ImportFrom = visit_Import
+
+
+def _names(source: str) -> tuple[set[str], set[str]]:
+    try:
+        tree = ast.parse(_strip_magics(source))
+    except SyntaxError:
+        return set(), set()
+    visitor = _Names()
+    visitor.visit(tree)
+    return visitor.defined, visitor.used
+
+
+def slice_cells(nb: nbformat.NotebookNode, ex: Exercise) -> list[int]:
+    """The code cells before an exercise that bind, directly or through each other, the names it reads.
+
+    A static backward slice: cheaper than running the notebook, but blind to objects changed in place
+    by later cells (a model trained by ``fit(model, ...)``); ``exercise_outcome`` checks the result.
+    """
+    import builtins
+
+    ignore = set(dir(builtins))
+    pending: set[str] = set()
+    for source in _sources(nb, ex, student=False):
+        defined, used = _names(source)
+        pending |= used - defined
+    pending -= ignore
+    selected = []
+    for i in range(min(ex.solution_cells, default=ex.check_cell or 0) - 1, -1, -1):
+        if nb.cells[i].cell_type != "code":
+            continue
+        defined, used = _names(nb.cells[i].source)
+        if defined & pending:
+            selected.append(i)
+            pending = (pending - defined) | (used - ignore)
+    return sorted(selected)
+
+
+def run_exercise(nb: nbformat.NotebookNode, ex: Exercise, student: bool,
+                 cells: list[int] | None = None) -> Run:
     """Run an exercise's cells in a fresh namespace holding the notebook's imports, definitions and
-    literal constants from before the exercise (see ``notebook_context``), none of its computations."""
+    literal constants from before the exercise (see ``notebook_context``), none of its computations;
+    with ``cells``, those notebook cells run first (see ``slice_cells``)."""
     from utils.runtime import seed_everything
 
     seed_everything(0)
     namespace: dict[str, object] = {"__name__": "__exercise__"}
+    try:
+        from IPython.display import display  # notebooks call it without importing it
+
+        namespace["display"] = display
+    except ImportError:
+        pass
     first = min(ex.solution_cells, default=ex.check_cell)
     with contextlib.redirect_stdout(io.StringIO()):
         exec(compile(notebook_imports(nb), f"<{ex.notebook} imports>", "exec"), namespace)
@@ -360,6 +433,9 @@ def run_exercise(nb: nbformat.NotebookNode, ex: Exercise, student: bool) -> Run:
             except Exception:  # noqa: BLE001
                 continue
         try:
+            for i in cells or []:
+                source = _strip_magics(nb.cells[i].source)
+                exec(compile(source, f"<{ex.notebook} cell {i}>", "exec"), namespace)
             for k, source in enumerate(_sources(nb, ex, student)):
                 exec(compile(source, f"<{ex.notebook}: {ex.name}, cell {k}>", "exec"), namespace)
         except Exception as err:  # noqa: BLE001 - an exercise cell may raise anything
@@ -422,25 +498,35 @@ def run_exercises_in_kernel(nb: nbformat.NotebookNode, path: str | Path,
     return results
 
 
+def exercise_outcome(nb: nbformat.NotebookNode, ex: Exercise, path: str | Path = "notebook",
+                     allow_kernel: bool = True, kernel_cache: dict | None = None) -> Outcome:
+    """Run one exercise as a stub and solved, as cheaply as it allows.
+
+    First in a fresh namespace (a self-contained exercise). If its cells raise ``NameError`` they need
+    the notebook's state: then with the earlier cells that define what they read (``slice_cells``), and
+    if that does not give a clean result either, with ``allow_kernel``, in a run of the whole notebook
+    in a Jupyter kernel (slow; one run per notebook, kept in ``kernel_cache``).
+    """
+    stub, solution = run_exercise(nb, ex, student=True), run_exercise(nb, ex, student=False)
+    if "NameError" not in (stub.error, solution.error):
+        return Outcome(ex, stub, solution)
+    cells = slice_cells(nb, ex)
+    sliced = Outcome(ex, run_exercise(nb, ex, True, cells), run_exercise(nb, ex, False, cells), "sliced")
+    if not allow_kernel or not outcome_problems(sliced):
+        return sliced
+    cache = kernel_cache if kernel_cache is not None else {}
+    if str(path) not in cache:
+        cache[str(path)] = run_exercises_in_kernel(nb, path)
+    results = cache[str(path)]
+    return Outcome(ex, results[(ex.number, True)], results[(ex.number, False)], "kernel")
+
+
 def exercise_outcomes(nb: nbformat.NotebookNode, path: str | Path = "notebook",
                       allow_kernel: bool = True) -> list[Outcome]:
-    """Run every exercise with a check, as a stub and solved: in-process when it is self-contained.
-
-    An exercise whose cells raise ``NameError`` in a fresh namespace needs the notebook's earlier
-    state; with ``allow_kernel`` the whole notebook then runs once in a kernel (slow) for it.
-    """
-    outcomes = []
-    for ex in find_exercises(nb, path):
-        if ex.check_cell is None:
-            continue
-        stub, solution = run_exercise(nb, ex, student=True), run_exercise(nb, ex, student=False)
-        outcomes.append(Outcome(ex, stub, solution, "NameError" not in (stub.error, solution.error)))
-    if allow_kernel and not all(o.self_contained for o in outcomes):
-        results = run_exercises_in_kernel(nb, path)
-        for o in outcomes:
-            if not o.self_contained:
-                o.stub, o.solution = results[(o.exercise.number, True)], results[(o.exercise.number, False)]
-    return outcomes
+    """``exercise_outcome`` for every exercise of a notebook that has a check."""
+    cache: dict = {}
+    return [exercise_outcome(nb, ex, path, allow_kernel, cache)
+            for ex in find_exercises(nb, path) if ex.check_cell is not None]
 
 
 def outcome_problems(outcome: Outcome) -> list[str]:

@@ -276,7 +276,7 @@ class Transformer(nn.Module):
 def _start(model: Transformer, src: torch.Tensor, max_new_tokens: int | None) -> tuple[torch.Tensor, int]:
     if max_new_tokens is not None and max_new_tokens < 1:
         raise ValueError(f"max_new_tokens must be at least 1, got {max_new_tokens}")
-    model.eval()
+    model.eval()  # decoding is inference: no dropout (the model stays in evaluation mode afterwards)
     limit = model.config.max_len - 1
     return src != model.config.pad_id, min(limit, max_new_tokens or 2 * src.shape[1] + 10)
 
