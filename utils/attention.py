@@ -68,7 +68,7 @@ def cosine_scores(q: torch.Tensor, k: torch.Tensor, eps: float = 1e-8) -> torch.
 
 
 class AdditiveScore(nn.Module):
-    """Additive (MLP) score w^T tanh(W_q q + W_k k), Bahdanau et al. (2015): (..., T_q, T_k)."""
+    """Additive (MLP) score tanh(q W_q + k W_k) w (row vectors), Bahdanau et al. (2015): (..., T_q, T_k)."""
 
     def __init__(self, d_q: int, d_k: int, d_hidden: int):
         super().__init__()

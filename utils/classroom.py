@@ -409,14 +409,8 @@ def slice_cells(nb: nbformat.NotebookNode, ex: Exercise) -> list[int]:
     return sorted(selected)
 
 
-def run_exercise(nb: nbformat.NotebookNode, ex: Exercise, student: bool,
-                 cells: list[int] | None = None) -> Run:
-    """Run an exercise's cells in a fresh namespace holding the notebook's imports, definitions and
-    literal constants from before the exercise (see ``notebook_context``), none of its computations;
-    with ``cells``, those notebook cells run first (see ``slice_cells``)."""
-    from utils.runtime import seed_everything
-
-    seed_everything(0)
+def _namespace(nb: nbformat.NotebookNode, ex: Exercise, cells: list[int] | None) -> dict[str, object]:
+    """A fresh namespace with the notebook's imports and cheap context, then ``cells`` run in it."""
     namespace: dict[str, object] = {"__name__": "__exercise__"}
     try:
         from IPython.display import display  # notebooks call it without importing it
@@ -424,23 +418,54 @@ def run_exercise(nb: nbformat.NotebookNode, ex: Exercise, student: bool,
         namespace["display"] = display
     except ImportError:
         pass
-    first = min(ex.solution_cells, default=ex.check_cell)
-    with contextlib.redirect_stdout(io.StringIO()):
-        exec(compile(notebook_imports(nb), f"<{ex.notebook} imports>", "exec"), namespace)
-        for statement in notebook_context(nb, first):
-            try:  # a definition that needs the notebook's state is skipped; a NameError tells later
-                exec(compile(statement, f"<{ex.notebook} context>", "exec"), namespace)
-            except Exception:  # noqa: BLE001
-                continue
-        try:
-            for i in cells or []:
-                source = _strip_magics(nb.cells[i].source)
-                exec(compile(source, f"<{ex.notebook} cell {i}>", "exec"), namespace)
-            for k, source in enumerate(_sources(nb, ex, student)):
-                exec(compile(source, f"<{ex.notebook}: {ex.name}, cell {k}>", "exec"), namespace)
-        except Exception as err:  # noqa: BLE001 - an exercise cell may raise anything
-            return Run(type(err).__name__, tuple(c.__name__ for c in type(err).__mro__), str(err))
+    exec(compile(notebook_imports(nb), f"<{ex.notebook} imports>", "exec"), namespace)
+    for statement in notebook_context(nb, min(ex.solution_cells, default=ex.check_cell)):
+        try:  # a definition that needs the notebook's state is skipped; a NameError tells later
+            exec(compile(statement, f"<{ex.notebook} context>", "exec"), namespace)
+        except Exception:  # noqa: BLE001
+            continue
+    for i in cells or []:
+        exec(compile(_strip_magics(nb.cells[i].source), f"<{ex.notebook} cell {i}>", "exec"), namespace)
+    return namespace
+
+
+def _run(sources: list[str], namespace: dict[str, object], label: str) -> Run:
+    from utils.runtime import seed_everything
+
+    seed_everything(0)
+    try:
+        for k, source in enumerate(sources):
+            exec(compile(source, f"<{label}, cell {k}>", "exec"), namespace)
+    except Exception as err:  # noqa: BLE001 - an exercise cell may raise anything
+        return Run(type(err).__name__, tuple(c.__name__ for c in type(err).__mro__), str(err))
     return Run(None)
+
+
+def run_exercise(nb: nbformat.NotebookNode, ex: Exercise, student: bool,
+                 cells: list[int] | None = None) -> Run:
+    """Run an exercise's cells in a fresh namespace holding the notebook's imports, definitions and
+    literal constants from before the exercise (see ``notebook_context``), none of its computations;
+    with ``cells``, those notebook cells run first (see ``slice_cells``)."""
+    return run_exercise_both(nb, ex, cells, only=student)[0 if student else 1]
+
+
+def run_exercise_both(nb: nbformat.NotebookNode, ex: Exercise, cells: list[int] | None = None,
+                      only: bool | None = None) -> tuple[Run, Run]:
+    """(stub run, solution run) of an exercise, in one namespace prepared once (``run_exercise``)."""
+    label = f"{ex.notebook}: {ex.name}"
+    not_run = Run("NotRun", ("NotRun",), "not run")
+    with contextlib.redirect_stdout(io.StringIO()):
+        from utils.runtime import seed_everything
+
+        seed_everything(0)
+        try:
+            namespace = _namespace(nb, ex, cells)
+        except Exception as err:  # noqa: BLE001 - the notebook's own cells failed
+            failed = Run(type(err).__name__, tuple(c.__name__ for c in type(err).__mro__), str(err))
+            return failed, failed
+        stub = _run(_sources(nb, ex, True), namespace, label) if only in (None, True) else not_run
+        solution = _run(_sources(nb, ex, False), namespace, label) if only in (None, False) else not_run
+    return stub, solution
 
 
 _KERNEL_HELPER = """
@@ -507,11 +532,10 @@ def exercise_outcome(nb: nbformat.NotebookNode, ex: Exercise, path: str | Path =
     if that does not give a clean result either, with ``allow_kernel``, in a run of the whole notebook
     in a Jupyter kernel (slow; one run per notebook, kept in ``kernel_cache``).
     """
-    stub, solution = run_exercise(nb, ex, student=True), run_exercise(nb, ex, student=False)
+    stub, solution = run_exercise_both(nb, ex)
     if "NameError" not in (stub.error, solution.error):
         return Outcome(ex, stub, solution)
-    cells = slice_cells(nb, ex)
-    sliced = Outcome(ex, run_exercise(nb, ex, True, cells), run_exercise(nb, ex, False, cells), "sliced")
+    sliced = Outcome(ex, *run_exercise_both(nb, ex, slice_cells(nb, ex)), "sliced")
     if not allow_kernel or not outcome_problems(sliced):
         return sliced
     cache = kernel_cache if kernel_cache is not None else {}

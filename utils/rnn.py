@@ -1,7 +1,8 @@
 """GRU encoder-decoders with and without attention, the models of chapter 1.
 
 Shape legend: B batch, S source tokens, T target tokens, E embedding size, C hidden size of the GRUs
-(d_model), V vocabulary size. Row vectors throughout; masks are bool, True = real token.
+(d_model; in shape comments C is always this width, never the context vector C = h_m of the prose),
+V vocabulary size. Row vectors throughout; masks are bool, True = real token.
 
 Two distinct models, same encoder, same training recipe:
 

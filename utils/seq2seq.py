@@ -4,10 +4,10 @@ Shape legend: B batch, S source tokens, T target tokens, C = d_model, V target v
 Masks are bool, True = real token / may attend.
 
 The recurrent states of chapter 1 are gone: keys and values are computed from the source *embeddings*
-a_i and queries from the embeddings b_j of the decoder's input words (``<bos>`` y_1 .. y_{n-1}):
+a_i and queries from the embeddings u_j of the decoder's input words (``<bos>`` y_1 .. y_n):
 
-    o_j = sum_i alpha_ji (a_i W_V),   alpha_j = softmax_i((b_j W_Q) . (a_i W_K) / sqrt(d_k)),
-    p(y_j | y_{j-1}, x) = softmax([b_j; o_j] W_out).
+    o_j = sum_i alpha_ji (a_i W_V),   alpha_j = softmax_i((u_j W_Q) . (a_i W_K) / sqrt(d_k)),
+    p(y_j | y_{j-1}, x) = softmax([u_j; o_j] W_out).
 
 The layer is ``utils.attention.SingleHeadAttention``. The model sees the source as a *set* of words (no
 positions) and the target only through the previous word, which is exactly what chapter 3 shows to
@@ -47,17 +47,17 @@ class AttentionOnlyTranslator(nn.Module):
         super().__init__()
         self.pad_id, self.bos_id, self.eos_id = pad_id, bos_id, eos_id
         self.src_embed = nn.Embedding(src_vocab_size, d_model, padding_idx=pad_id)  # a_i
-        self.tgt_embed = nn.Embedding(tgt_vocab_size, d_model, padding_idx=pad_id)  # b_j
+        self.tgt_embed = nn.Embedding(tgt_vocab_size, d_model, padding_idx=pad_id)  # u_j
         self.attention = SingleHeadAttention(d_model)  # W_Q, W_K, W_V: (C, C) each
-        self.out = nn.Linear(2 * d_model, tgt_vocab_size)  # logits from [b_j; o_j]
+        self.out = nn.Linear(2 * d_model, tgt_vocab_size)  # logits from [u_j; o_j]
 
     def step(self, y_prev: torch.Tensor, src: torch.Tensor,
              src_mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Previous words y_prev (B, T), source ids src (B, S) -> logits (B, T, V), weights (B, T, S)."""
-        b = self.tgt_embed(y_prev)  # queries come from the decoder's input words: (B, T, C)
+        u = self.tgt_embed(y_prev)  # queries come from the decoder's input words: (B, T, C)
         a = self.src_embed(src)  # keys and values from the source words: (B, S, C)
-        o, weights = self.attention(b, a, mask=src_mask[:, None, :])  # key mask (B, 1, S): (B, T, C)
-        return self.out(torch.cat([b, o], dim=-1)), weights  # (B, T, 2C) -> (B, T, V)
+        o, weights = self.attention(u, a, mask=src_mask[:, None, :])  # key mask (B, 1, S): (B, T, C)
+        return self.out(torch.cat([u, o], dim=-1)), weights  # (B, T, 2C) -> (B, T, V)
 
     def forward(self, batch: Batch) -> torch.Tensor:
         """Teacher forcing: logits (B, T, V) for ``batch.tgt_in``, all positions at once."""
