@@ -182,3 +182,17 @@ def test_forbidden_functions_fail_while_the_answer_runs_but_not_for_the_referenc
     check_function(honest, reference, [(torch.randn(2, 3),)], name="Ex", forbidden=[(torch, "softmax")])
     with pytest.raises(ValueError, match="cannot forbid"):
         check_function(honest, reference, [(torch.randn(2),)], name="Ex", forbidden=[(torch, "nope")])
+
+
+def test_forbidden_functions_are_caught_when_imported_by_name():
+    namespace: dict = {}
+    exec(  # a student's cell that imported the function by name before the check ran
+        "from torch.nn.functional import softmax\n"
+        "def sneaky(x):\n    return softmax(x, dim=-1)\n", namespace)
+    reference = lambda x: torch.softmax(x, dim=-1)  # noqa: E731
+    import torch.nn.functional as F
+
+    with pytest.raises(CheckFailed, match="without"):
+        check_function(namespace["sneaky"], reference, [(torch.randn(2, 3),)], name="Ex",
+                       forbidden=[(F, "softmax")])
+    assert namespace["softmax"] is F.softmax  # restored afterwards

@@ -79,9 +79,15 @@ def check_value(
 
 
 @contextmanager
-def _forbid(forbidden: Sequence[tuple[Any, str]], name: str) -> Iterator[None]:
-    """Temporarily replace each ``owner.attribute`` by a function that fails with a clear message."""
-    saved = []
+def _forbid(forbidden: Sequence[tuple[Any, str]], name: str,
+            namespace: dict[str, Any] | None = None) -> Iterator[None]:
+    """Temporarily replace each ``owner.attribute`` by a function that fails with a clear message.
+
+    Names bound to the same object in ``namespace`` (the globals of the student's function, where a
+    ``from module import name`` lands) are replaced too.
+    """
+    saved: list[tuple[Any, str, Any]] = []
+    saved_names: list[tuple[str, Any]] = []
     for owner, attribute in forbidden:
         label = f"{getattr(owner, '__name__', type(owner).__name__)}.{attribute}"
 
@@ -89,13 +95,20 @@ def _forbid(forbidden: Sequence[tuple[Any, str]], name: str) -> Iterator[None]:
             raise CheckFailed(f"{name}: this exercise asks you to write it without {_label}; "
                               "build it from simpler operations")
 
-        saved.append((owner, attribute, getattr(owner, attribute)))
+        original = getattr(owner, attribute)
+        saved.append((owner, attribute, original))
         setattr(owner, attribute, refuse)
+        for key, value in list((namespace or {}).items()):
+            if value is original:
+                saved_names.append((key, value))
+                namespace[key] = refuse  # type: ignore[index]
     try:
         yield
     finally:
         for owner, attribute, original in reversed(saved):
             setattr(owner, attribute, original)
+        for key, value in saved_names:
+            namespace[key] = value  # type: ignore[index]
 
 
 def check_function(
@@ -128,7 +141,7 @@ def check_function(
         args = tuple(args)
         stub = False
         try:
-            with _forbid(forbidden, name):
+            with _forbid(forbidden, name, getattr(fn, "__globals__", None)):
                 got = fn(*args)
         except NotImplementedError:
             stub = True  # reported below, outside the handler, so no stub traceback is chained to it
