@@ -19,6 +19,7 @@ $(STAMP): requirements.txt pyproject.toml
 setup: $(STAMP)
 
 book: setup
+	$(BIN)/python scripts/install_browser.py --mathjax
 	COURSE_PLAIN_PROGRESS=1 $(BIN)/jupyter-book build . --toc book/_toc.yml -W -n --keep-going
 
 # Two pytest workers, one thread each: the book build (which executes every notebook) runs beside nbval,

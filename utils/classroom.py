@@ -51,6 +51,8 @@ _LABEL = re.compile(r"^\s*:label:\s*(?P<label>\S+)", re.M)
 _CHECK_NAME = re.compile(r"""\bname\s*=\s*(["'])(?P<name>.+?)\1""")
 
 
+# --- finding exercises and writing the student edition ------------------------------------------------------
+
 @dataclass
 class Exercise:
     """One exercise of a notebook: its solution code cells, its check cell, its name and hint."""
@@ -247,6 +249,8 @@ def verify_student(full: nbformat.NotebookNode, student: nbformat.NotebookNode) 
             problems.append(f"cell {i} still has outputs or an execution count")
     return problems
 
+
+# --- running an exercise as a stub and solved, as cheaply as it allows --------------------------------------
 
 def _strip_magics(source: str) -> str:
     return "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines())
@@ -580,6 +584,8 @@ def check_exercises(nb: nbformat.NotebookNode, path: str | Path = "notebook") ->
         problems += outcome_problems(outcome)
     return problems
 
+
+# --- whole chapters, grading, and the command line ----------------------------------------------------------
 
 def chapter_notebooks(chapters: str | Path = "chapters") -> list[Path]:
     """The chapter notebooks, in order."""

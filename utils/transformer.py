@@ -22,7 +22,8 @@ Stable API (chapter 9 builds a decoder-only model on these layers):
   ``copy_from_torch_transformer``.
 
 Post-norm is the paper's block, LayerNorm(x + Sublayer(x)), and the default here; ``norm_first=True``
-gives pre-norm, x + Sublayer(LayerNorm(x)), which trains more easily in deep stacks.
+gives pre-norm, x + Sublayer(LayerNorm(x)), which trains more easily in deep stacks. ``nn.Transformer``
+adds a final LayerNorm to each stack in both modes; see ``copy_from_torch_transformer`` for comparing.
 """
 
 from __future__ import annotations
