@@ -100,7 +100,8 @@ def test_every_toc_page_is_built(built_book, entry):
 # Executed figures
 # ---------------------------------------------------------------------------------------------------
 def _figure_cells(entry: str) -> list[dict]:
-    hidden = {"remove-output", "remove-cell"}
+    # "optional-output": a figure drawn only when a knob is on (the real corpus, a GPU), absent by default
+    hidden = {"remove-output", "remove-cell", "optional-output"}
     return [c for c in _cells(entry, "code") if c.get("metadata", {}).get("mystnb", {}).get("figure")
             and not hidden & set(c.get("metadata", {}).get("tags", []))]
 

@@ -658,6 +658,7 @@ def grade_notebook(path: str | Path, timeout: int = 600) -> list[tuple[str, bool
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Command line: ``student`` (write the student edition), ``check`` (verify one), ``grade``."""
     parser = argparse.ArgumentParser(prog="python -m utils.classroom", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     student = sub.add_parser("student", help="write the student edition")
