@@ -36,6 +36,7 @@ import io
 import json
 import re
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -256,10 +257,10 @@ def _strip_magics(source: str) -> str:
     return "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines())
 
 
-def notebook_imports(nb: nbformat.NotebookNode) -> str:
-    """Every top-level import statement of the notebook's code cells, as one block of code."""
-    lines = []
-    for cell in nb.cells:
+def _top_level_statements(nb: nbformat.NotebookNode,
+                          upto: int | None = None) -> Iterator[tuple[str, ast.stmt]]:
+    """(cell source, statement) for every top-level statement of the code cells before cell ``upto``."""
+    for cell in nb.cells[:upto]:
         if cell.cell_type != "code":
             continue
         source = _strip_magics(cell.source)
@@ -268,8 +269,14 @@ def notebook_imports(nb: nbformat.NotebookNode) -> str:
         except SyntaxError:
             continue
         for node in tree.body:
-            if isinstance(node, (ast.Import, ast.ImportFrom)):
-                lines.append(ast.get_source_segment(source, node) or ast.unparse(node))
+            yield source, node
+
+
+def notebook_imports(nb: nbformat.NotebookNode) -> str:
+    """Every top-level import statement of the notebook's code cells, as one block of code."""
+    lines = [ast.get_source_segment(source, node) or ast.unparse(node)
+             for source, node in _top_level_statements(nb)
+             if isinstance(node, (ast.Import, ast.ImportFrom))]
     return "\n".join(dict.fromkeys(lines))
 
 
@@ -300,18 +307,10 @@ def notebook_context(nb: nbformat.NotebookNode, upto: int | None = None) -> list
     what an exercise may use from its notebook without running the notebook's computations.
     """
     statements = []
-    for cell in nb.cells[:upto]:
-        if cell.cell_type != "code":
-            continue
-        source = _strip_magics(cell.source)
-        try:
-            tree = ast.parse(source)
-        except SyntaxError:
-            continue
-        for node in tree.body:
-            if isinstance(node, (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef,
-                                 ast.ClassDef)) or _is_literal_assignment(node):
-                statements.append(ast.get_source_segment(source, node) or ast.unparse(node))
+    for source, node in _top_level_statements(nb, upto):
+        if isinstance(node, (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef,
+                             ast.ClassDef)) or _is_literal_assignment(node):
+            statements.append(ast.get_source_segment(source, node) or ast.unparse(node))
     return statements
 
 
