@@ -34,7 +34,8 @@ from torch import nn
 from utils import seed_everything
 from utils.data import Batch, batches, load_synthetic, make_batch
 from utils.train import evaluate_translation, fit, warmup_schedule
-from utils.transformer import Transformer, TransformerConfig, teacher_forcing_loss, translator
+from utils.transformer import Transformer, TransformerConfig
+from utils.translation import teacher_forcing_loss, translator
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -8,7 +8,8 @@ Modules, one per subject, imported by the chapter notebooks:
 - ``utils.positional``  sinusoidal and learned positional encodings (chapter 6)
 - ``utils.rnn``         GRU encoder-decoder with and without attention (chapter 1)
 - ``utils.seq2seq``     an attention-only translator with no recurrence (chapter 3)
-- ``utils.transformer`` encoder, decoder and the full Transformer, decoding (chapters 7-8)
+- ``utils.transformer`` encoder, decoder and the full Transformer (chapters 7-8)
+- ``utils.translation`` greedy and beam-search decoding, training on a translation task (chapter 8)
 - ``utils.efficient``   the fused attention fast path, timing and memory measurements (chapter 9)
 - ``utils.gpt``         a tiny decoder-only (GPT-style) model, sampling, a grammar checker (chapter 9)
 - ``utils.corpus``      a loader for a real parallel corpus (Tatoeba English-French), for online readers
