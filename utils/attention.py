@@ -151,8 +151,8 @@ class SingleHeadAttention(nn.Module):
 
     def forward(self, query: torch.Tensor, memory: torch.Tensor,
                 mask: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
-        _check_sequence(query, self.w_q.in_features, "query")
-        _check_sequence(memory, self.w_k.in_features, "memory")
+        check_sequence(query, self.w_q.in_features, "query")
+        check_sequence(memory, self.w_k.in_features, "memory")
         q, k, v = self.w_q(query), self.w_k(memory), self.w_v(memory)  # (B, T, d_k|d_v)
         return scaled_dot_product_attention(q, k, v, mask)
 
@@ -169,7 +169,8 @@ class SelfAttention(SingleHeadAttention):
         return super().forward(x, x, mask)
 
 
-def _check_sequence(x: torch.Tensor, d: int, name: str) -> None:
+def check_sequence(x: torch.Tensor, d: int, name: str) -> None:
+    """Raise a clear ValueError unless ``x`` is a (batch, seq_len, d) tensor; ``name`` names it."""
     if not isinstance(x, torch.Tensor) or x.dim() != 3:
         shape = tuple(x.shape) if isinstance(x, torch.Tensor) else type(x).__name__
         raise ValueError(f"{name} must be (batch, seq_len, {d}), got {shape}")
@@ -221,7 +222,7 @@ class MultiHeadAttention(nn.Module):
         True = may attend. Weights are returned per head when ``need_weights`` is True, else None.
         """
         for name, x in (("query", query), ("key", key), ("value", value)):
-            _check_sequence(x, self.d_model, name)
+            check_sequence(x, self.d_model, name)
         b, t_q, t_k = query.shape[0], query.shape[1], key.shape[1]
         if key.shape[:2] != value.shape[:2] or key.shape[0] != b:
             raise ValueError(f"query, key and value must share the batch size and key and value the "

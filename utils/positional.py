@@ -31,6 +31,8 @@ import math
 import torch
 from torch import nn
 
+from utils.attention import check_sequence
+
 
 def _check_size(d_model: int, max_len: int | None = None, *, even: bool = True) -> None:
     if not isinstance(d_model, int) or d_model < 1:
@@ -41,15 +43,6 @@ def _check_size(d_model: int, max_len: int | None = None, *, even: bool = True) 
         )
     if max_len is not None and (not isinstance(max_len, int) or max_len < 1):
         raise ValueError(f"max_len must be a positive int, got {max_len!r}")
-
-
-def _check_embeddings(x: torch.Tensor, d_model: int) -> None:
-    if not isinstance(x, torch.Tensor) or x.dim() != 3:
-        shape = tuple(x.shape) if isinstance(x, torch.Tensor) else type(x).__name__
-        raise ValueError(f"embeddings must be (batch, seq_len, d_model={d_model}), got {shape}")
-    if x.shape[-1] != d_model:
-        raise ValueError(f"embeddings must have d_model={d_model} features in the last dim, got "
-                         f"{x.shape[-1]} (shape {tuple(x.shape)})")
 
 
 def _check_offset(offset: int) -> None:
@@ -113,7 +106,7 @@ class SinusoidalPositionalEncoding(nn.Module):
 
     def forward(self, x: torch.Tensor, offset: int = 0) -> torch.Tensor:
         """(B, T, C) -> (B, T, C): x + PE[offset : offset + T] (broadcast over the batch), dropout."""
-        _check_embeddings(x, self.d_model)
+        check_sequence(x, self.d_model, "embeddings")
         pe = self.encoding(x.shape[1], offset).to(x.dtype)  # (T, C)
         return self.dropout(x + pe)  # (B, T, C) + (T, C) -> (B, T, C)
 
@@ -143,7 +136,7 @@ class LearnedPositionalEncoding(nn.Module):
 
     def forward(self, x: torch.Tensor, offset: int = 0) -> torch.Tensor:
         """(B, T, C) -> (B, T, C): x + P[offset : offset + T] (broadcast over the batch), dropout."""
-        _check_embeddings(x, self.d_model)
+        check_sequence(x, self.d_model, "embeddings")
         return self.dropout(x + self.encoding(x.shape[1], offset))  # (B, T, C) + (T, C)
 
 
