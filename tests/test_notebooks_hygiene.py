@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from utils.classroom import cell_python
+
 REPO = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((REPO / "chapters").glob("*.ipynb"))
 TOC = REPO / "book" / "_toc.yml"
@@ -47,19 +49,9 @@ def _tags(cell: dict) -> list[str]:
     return list(cell.get("metadata", {}).get("tags", []))
 
 
-def _python(source: str) -> str:
-    """Cell source as plain Python: IPython magics and shell escapes become ``pass``."""
-    lines = []
-    for line in source.splitlines():
-        stripped = line.lstrip()
-        indent = line[: len(line) - len(stripped)]
-        lines.append(f"{indent}pass" if stripped.startswith(("%", "!")) else line)
-    return "\n".join(lines)
-
-
 def _parse(source: str, where: str) -> ast.Module:
     try:
-        return ast.parse(_python(source))
+        return ast.parse(cell_python(source))
     except SyntaxError as err:
         pytest.fail(f"{where}: the code does not parse: {err}")
 
@@ -292,7 +284,7 @@ def test_solution_markers_sit_inside_a_function(path):
                 elif not skip:
                     stub.append(line)
             try:
-                tree = ast.parse(_python("\n".join(stub)))
+                tree = ast.parse(cell_python("\n".join(stub)))
             except SyntaxError as err:
                 problems.append(f"cell {i}: the student stub does not parse ({err}); keep the def line "
                                 "outside the markers and the whole body inside")
@@ -325,7 +317,7 @@ def test_auto_checks_call_utils_checks_on_the_students_function(path):
         defined = set()
         for i in ex["solution_cells"]:
             with_stub = _source(cells[i]).replace("### BEGIN SOLUTION", "").replace("### END SOLUTION", "")
-            defined |= {n.name for n in ast.parse(_python(with_stub)).body
+            defined |= {n.name for n in ast.parse(cell_python(with_stub)).body
                         if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
         for call in checks:
             keywords = {k.arg: k.value for k in call.keywords}

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from utils.classroom import cell_python
+
 REPO = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((REPO / "chapters").glob("*.ipynb"))
 MODULES = sorted(p for p in (REPO / "utils").glob("*.py"))
@@ -48,21 +50,11 @@ def _code_cells(path: Path) -> list[tuple[int, str]]:
             for i, c in enumerate(cells) if c["cell_type"] == "code"]
 
 
-def _python(source: str) -> str:
-    """Cell source as plain Python: IPython magics (%, %%) and shell escapes (!) become ``pass``."""
-    out = []
-    for line in source.splitlines():
-        stripped = line.lstrip()
-        indent = line[: len(line) - len(stripped)]
-        out.append(f"{indent}pass" if stripped.startswith(("%", "!")) else line)
-    return "\n".join(out)
-
-
 def _cell_trees(path: Path) -> list[tuple[int, ast.Module]]:
     trees = []
     for i, src in _code_cells(path):
         try:
-            trees.append((i, ast.parse(_python(src))))
+            trees.append((i, ast.parse(cell_python(src))))
         except SyntaxError as err:
             pytest.fail(f"{path.name}, cell {i}: the code does not parse: {err}")
     return trees

@@ -111,7 +111,7 @@ def solution_lines(source: str) -> list[str]:
 def _hint_of(check_source: str) -> str | None:
     """The literal ``hint=`` string of the check call, when it is one."""
     try:
-        tree = ast.parse(_strip_magics(check_source))
+        tree = ast.parse(cell_python(check_source))
     except SyntaxError:
         return None
     for node in ast.walk(tree):
@@ -253,8 +253,14 @@ def verify_student(full: nbformat.NotebookNode, student: nbformat.NotebookNode) 
 
 # --- running an exercise as a stub and solved, as cheaply as it allows --------------------------------------
 
-def _strip_magics(source: str) -> str:
-    return "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines())
+def cell_python(source: str) -> str:
+    """A code cell's source as plain Python: IPython magics (%, %%) and shell escapes (!) become ``pass``."""
+    lines = []
+    for line in source.splitlines():
+        stripped = line.lstrip()
+        indent = line[: len(line) - len(stripped)]
+        lines.append(f"{indent}pass" if stripped.startswith(("%", "!")) else line)
+    return "\n".join(lines)
 
 
 def _top_level_statements(nb: nbformat.NotebookNode,
@@ -263,7 +269,7 @@ def _top_level_statements(nb: nbformat.NotebookNode,
     for cell in nb.cells[:upto]:
         if cell.cell_type != "code":
             continue
-        source = _strip_magics(cell.source)
+        source = cell_python(cell.source)
         try:
             tree = ast.parse(source)
         except SyntaxError:
@@ -350,7 +356,7 @@ def _sources(nb: nbformat.NotebookNode, ex: Exercise, student: bool) -> list[str
     sources = [nb.cells[i].source for i in ex.solution_cells]
     if student:
         sources = [clear_solution(src, ex.name) for src in sources]
-    return [_strip_magics(src) for src in [*sources, nb.cells[ex.check_cell].source]]
+    return [cell_python(src) for src in [*sources, nb.cells[ex.check_cell].source]]
 
 
 class _Names(ast.NodeVisitor):
@@ -379,7 +385,7 @@ class _Names(ast.NodeVisitor):
 
 def _names(source: str) -> tuple[set[str], set[str]]:
     try:
-        tree = ast.parse(_strip_magics(source))
+        tree = ast.parse(cell_python(source))
     except SyntaxError:
         return set(), set()
     visitor = _Names()
@@ -428,7 +434,7 @@ def _namespace(nb: nbformat.NotebookNode, ex: Exercise, cells: list[int] | None)
         except Exception:  # noqa: BLE001
             continue
     for i in cells or []:
-        exec(compile(_strip_magics(nb.cells[i].source), f"<{ex.notebook} cell {i}>", "exec"), namespace)
+        exec(compile(cell_python(nb.cells[i].source), f"<{ex.notebook} cell {i}>", "exec"), namespace)
     return namespace
 
 
