@@ -8,7 +8,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup book test lint student bench clean
+.PHONY: setup book test lint student bench robustness clean
 
 $(STAMP): requirements.txt pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -36,6 +36,10 @@ student: setup
 
 bench: setup
 	$(BIN)/python scripts/benchmark.py
+
+# Every notebook over 5 seeds and 1, 2 and 4 CPU threads; the report lands in scripts/robustness.md.
+robustness: setup
+	$(BIN)/python scripts/robustness.py --out scripts/robustness.md
 
 clean:
 	rm -rf _build student

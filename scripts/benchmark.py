@@ -9,10 +9,15 @@ Three parts, each of which can be skipped:
 3. steps: the training-step time (forward, backward, Adam) of the from-scratch ``utils.transformer``
    model against a model of the same size built on ``torch.nn.Transformer``, on the same batch; the
    ratio is the median over many interleaved steps (target: at most 1.2).
+4. threads (only with ``--threads``): chapters 5 and 8 executed with 1 thread, 2 threads and the
+   count ``utils.runtime.choose_threads`` picks, interleaved, ``--repeats`` times each; ``--busy N``
+   keeps N other processes spinning meanwhile, as on a machine busy with other work. Target: the
+   helper's choice within 1.2x of the fastest setting, on a quiet and on a busy machine.
 
     python scripts/benchmark.py                        # everything
     python scripts/benchmark.py --skip-notebooks       # parts 2 and 3 only (about a minute)
     python scripts/benchmark.py --notebooks "08_*"     # only the notebooks matching a pattern
+    python scripts/benchmark.py --threads --repeats 3 [--busy 2]   # part 4 alone
 """
 
 from __future__ import annotations
@@ -22,7 +27,10 @@ import itertools
 import math
 import os
 import platform
+import re
 import statistics
+import subprocess
+import sys
 import time
 from functools import partial
 from pathlib import Path
@@ -206,6 +214,70 @@ def step_ratio(steps: int, batch_size: int) -> list[tuple[str, str]]:
             ("step-time ratio, from scratch / nn.Transformer", f"{ours_ms / theirs_ms:.2f} (target <= 1.2)")]
 
 
+# ---------------------------------------------------------------------------------------------------
+# 4. Threads: the helper's choice against 1 and 2 threads
+# ---------------------------------------------------------------------------------------------------
+def _execute_with(path: Path, env: dict[str, str | None]) -> tuple[float, str]:
+    """Execute one notebook with these environment variables (None: unset); (seconds, threads line)."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    saved = {k: os.environ.get(k) for k in env}
+    for key, value in env.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
+    try:
+        nb = nbformat.read(path, as_version=4)
+        start = time.perf_counter()
+        NotebookClient(nb, timeout=1800, kernel_name="python3",
+                       resources={"metadata": {"path": str(path.parent)}}).execute()
+        seconds = time.perf_counter() - start
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+    text = "".join(out.get("text", "") for cell in nb.cells for out in cell.get("outputs", []))
+    match = re.search(r"CPU threads: (\d+)", text)
+    return seconds, match.group(1) if match else "?"
+
+
+def compare_threads(repeats: int, busy: int, patterns: tuple[str, ...] = ("05_*", "08_*")
+                    ) -> list[tuple[str, str]]:
+    """Seconds per notebook with 1 thread, 2 threads and the helper's choice, interleaved."""
+    spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(busy)]
+    rows = [("machine load during part 4", f"{busy} other busy processes")]
+    try:
+        time.sleep(2 if busy else 0)
+        for pattern in patterns:
+            path = next((REPO / "chapters").glob(f"{pattern}.ipynb"))
+            settings = {"1 thread": {"COURSE_THREADS": "1", "OMP_NUM_THREADS": None},
+                        "2 threads": {"COURSE_THREADS": "2", "OMP_NUM_THREADS": None},
+                        "choose_threads()": {"COURSE_THREADS": None, "OMP_NUM_THREADS": None}}
+            times: dict[str, list[float]] = {k: [] for k in settings}
+            picked: list[str] = []
+            for _ in range(repeats):
+                for name, env in settings.items():
+                    seconds, threads = _execute_with(path, env)
+                    times[name].append(seconds)
+                    if name == "choose_threads()":
+                        picked.append(threads)
+            medians = {k: statistics.median(v) for k, v in times.items()}
+            best = min(medians["1 thread"], medians["2 threads"])
+            rows += [(f"{path.stem}, {k}", f"{v:6.1f} s (median of {repeats}: "
+                      + ", ".join(f"{x:.1f}" for x in times[k]) + ")") for k, v in medians.items()]
+            rows.append((f"{path.stem}, choose_threads() / fastest",
+                         f"{medians['choose_threads()'] / best:.2f} (picked {', '.join(picked)} threads; "
+                         "target <= 1.2)"))
+    finally:
+        for spinner in spinners:
+            spinner.kill()
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--skip-notebooks", action="store_true", help="do not execute the notebooks")
@@ -214,9 +286,16 @@ def main() -> None:
     parser.add_argument("--notebooks", default="*.ipynb", help="glob of chapters/ notebooks to run")
     parser.add_argument("--steps", type=int, default=50, help="training steps timed per model")
     parser.add_argument("--batch-size", type=int, default=64, help="batch size of the timed steps")
+    parser.add_argument("--threads", action="store_true",
+                        help="only part 4: chapters 5 and 8 with 1, 2 and choose_threads()'s threads")
+    parser.add_argument("--repeats", type=int, default=3, help="runs of each setting in part 4")
+    parser.add_argument("--busy", type=int, default=0, help="other busy processes during part 4")
     args = parser.parse_args()
 
     rows = machine()
+    if args.threads:
+        args.skip_notebooks = args.skip_accuracy = args.skip_steps = True
+        rows += compare_threads(args.repeats, args.busy)
     if not args.skip_notebooks:
         rows += time_notebooks(args.notebooks)
     if not args.skip_accuracy:

@@ -92,10 +92,25 @@ def build_book(toc: Path, output: Path) -> tuple[int, str]:
         command += ["--path-output", str(output)]
     env = dict(os.environ)
     env.pop("MPLBACKEND", None)  # a headless backend here would drop every figure from the HTML
+    env.pop("OMP_NUM_THREADS", None)  # the suite's one thread is not what a newcomer's build gets
+    env["COURSE_THREADS"] = str(book_threads())
     env["COURSE_PLAIN_PROGRESS"] = "1"  # as `make book` does: one summary line instead of a live bar
     result = subprocess.run(command, cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, timeout=BUILD_TIMEOUT_S)
     return result.returncode, re.sub(r"\x1b\[[0-9;]*m", "", result.stdout)  # without colour codes
+
+
+def book_threads() -> int:
+    """Build the book with the threads a newcomer's quiet machine gets, not the test suite's one thread.
+
+    `make test` runs pytest with OMP_NUM_THREADS=1 (two workers on two cores). A newcomer's `make book`
+    sets nothing, and each notebook's `choose_threads()` then takes every usable CPU (up to its cap):
+    two threads on a 2-core machine. Trained results move with the thread count, so the book is built
+    with that count spelled out; the busy test machine would otherwise make `choose_threads()` pick one.
+    """
+    from utils.runtime import automatic_threads
+
+    return automatic_threads()
 
 
 @pytest.fixture(scope="session")

@@ -203,6 +203,19 @@ def test_no_warnings_in_outputs(built_book, entry):
     assert not warnings, f"{entry}: warnings printed in the book (fix or silence them): {warnings}"
 
 
+@pytest.mark.parametrize("entry", _params(NOTEBOOK_ENTRIES))
+def test_the_book_ran_with_a_newcomers_threads(built_book, entry):
+    """Each chapter's set-up prints its thread count: the build must use a newcomer's, not the suite's 1."""
+    from conftest import book_threads
+
+    page, _ = _page(built_book, entry)
+    counts = {int(n) for n in re.findall(r"CPU threads: (\d+) \(", page.get_text())}
+    assert counts, f"{entry}: no 'CPU threads: N' line; does the set-up cell call choose_threads()?"
+    assert counts == {book_threads()}, (
+        f"{entry}: executed with {sorted(counts)} CPU threads, but a newcomer's `make book` here uses "
+        f"{book_threads()}; a warm execution cache from another setting? Delete _build/.jupyter_cache.")
+
+
 def test_a_rebuild_would_execute_nothing(built_book):
     jupyter_cache = pytest.importorskip("jupyter_cache")
     nbformat = pytest.importorskip("nbformat")

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 import torch
 
-from utils.checks import CheckFailed, check_function, check_value
+from utils.checks import CheckFailed, ResultOutOfRange, check_function, check_result, check_value
 
 HINT = "subtract the row maximum before exponentiating"
 
@@ -196,3 +198,48 @@ def test_forbidden_functions_are_caught_when_imported_by_name():
         check_function(namespace["sneaky"], reference, [(torch.randn(2, 3),)], name="Ex",
                        forbidden=[(F, "softmax")])
     assert namespace["softmax"] is F.softmax  # restored afterwards
+
+
+# ---------------------------------------------------------------------------------------------------
+# check_result: the chapters' own trained results
+# ---------------------------------------------------------------------------------------------------
+@pytest.fixture
+def _no_results_file(monkeypatch):
+    monkeypatch.delenv("COURSE_RESULTS", raising=False)
+
+
+def test_check_result_prints_the_value_and_its_margin(capsys, _no_results_file):
+    assert check_result("test exact match", 0.995, at_least=0.98) == 0.995
+    assert capsys.readouterr().out == "OK   test exact match: 0.995 (promised at least 0.98; margin 0.015)\n"
+    check_result("next-word accuracy", 0.5, at_least=0.25, at_most=0.55)
+    assert "promised at least 0.25 and at most 0.55; margin 0.05" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("value", "bounds", "words"), [
+    (0.979, {"at_least": 0.98}, "is 0.979, but this chapter promises at least 0.98"),
+    (0.6, {"at_most": 0.4}, "is 0.6, but this chapter promises at most 0.4"),
+    (float("nan"), {"at_least": 0.0}, "is nan"),
+])
+def test_check_result_fails_with_what_was_promised_and_what_to_do(value, bounds, words, _no_results_file):
+    with pytest.raises(ResultOutOfRange, match="environment_report") as info:
+        check_result("accuracy", value, **bounds)
+    assert words in str(info.value)
+    assert isinstance(info.value, AssertionError)  # a failed promise stops a notebook like an assert
+
+
+def test_check_result_needs_a_bound(_no_results_file):
+    with pytest.raises(ValueError, match="needs at_least, at_most or both"):
+        check_result("accuracy", 0.9)
+
+
+def test_check_result_records_every_result_and_reports_a_miss_when_asked(monkeypatch, tmp_path, capsys):
+    log = tmp_path / "results.jsonl"
+    monkeypatch.setenv("COURSE_RESULTS", str(log))
+    check_result("good", 0.99, at_least=0.98)
+    check_result("bad", 0.5, at_least=0.98)   # recorded, not raised: the benchmark wants every result
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [r["name"] for r in records] == ["good", "bad"]
+    assert records[0] == {"name": "good", "value": 0.99, "at_least": 0.98, "at_most": None,
+                          "margin": pytest.approx(0.01), "passed": True}
+    assert records[1]["passed"] is False and records[1]["margin"] == pytest.approx(-0.48)
+    assert "MISS bad: 0.5" in capsys.readouterr().out

@@ -12,7 +12,28 @@ import torch
 
 import utils
 from utils import runtime
-from utils.runtime import environment_report, get_device, in_colab, seed_everything, show_source
+from utils.runtime import (
+    MAX_THREADS,
+    choose_threads,
+    environment_report,
+    get_device,
+    idle_cpus,
+    in_colab,
+    seed_everything,
+    seed_offset,
+    show_source,
+    usable_cpus,
+)
+
+
+@pytest.fixture(autouse=True)
+def _no_course_environment(monkeypatch):
+    """The tests below set COURSE_SEED / COURSE_THREADS / OMP_NUM_THREADS themselves where they need them."""
+    for name in ("COURSE_SEED", "COURSE_THREADS", "OMP_NUM_THREADS"):
+        monkeypatch.delenv(name, raising=False)
+    threads = torch.get_num_threads()
+    yield
+    torch.set_num_threads(threads)
 
 
 def _fake_hardware(monkeypatch: pytest.MonkeyPatch, *, cuda: bool, mps: bool) -> None:
@@ -203,3 +224,123 @@ def test_show_source_falls_back_to_plain_text_without_ipython(monkeypatch):
 def test_show_source_explains_what_it_needs(bad):
     with pytest.raises(TypeError, match=r"show_source needs a function, class or module, got"):
         show_source(bad)
+
+
+def test_course_seed_shifts_every_seed(monkeypatch):
+    monkeypatch.setenv("PYTHONHASHSEED", "unset-by-test")
+    assert seed_offset() == 0
+    seed_everything(3)
+    plain = torch.rand(4)
+    monkeypatch.setenv("COURSE_SEED", "2")
+    assert seed_offset() == 2
+    seed_everything(1)  # 1 + 2
+    shifted = torch.rand(4)
+    assert torch.equal(plain, shifted)
+    assert torch.equal(torch.rand(3, generator=seed_everything(1)),
+                       torch.rand(3, generator=torch.Generator().manual_seed(3)))
+
+
+@pytest.mark.parametrize("text", ["-1", "two", "1.5"])
+def test_a_malformed_course_seed_is_named_in_the_error(monkeypatch, text):
+    monkeypatch.setenv("COURSE_SEED", text)
+    with pytest.raises(ValueError, match=rf"COURSE_SEED must be an integer >= 0, got '{text}'"):
+        seed_everything(0)
+
+
+# ---------------------------------------------------------------------------------------------------
+# choose_threads
+# ---------------------------------------------------------------------------------------------------
+def test_course_threads_wins_over_everything(monkeypatch, capsys):
+    monkeypatch.setenv("COURSE_THREADS", "3")
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    monkeypatch.setattr(runtime, "idle_cpus", lambda window=0.2: pytest.fail("must not measure"))
+    assert choose_threads() == 3
+    assert torch.get_num_threads() == 3
+    assert capsys.readouterr().out == "CPU threads: 3 (from COURSE_THREADS)\n"
+
+
+def test_omp_num_threads_is_respected_when_course_threads_is_unset(monkeypatch, capsys):
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    assert choose_threads() == 1
+    assert "from OMP_NUM_THREADS" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("name", "text"), [("COURSE_THREADS", "0"), ("COURSE_THREADS", "many"),
+                                            ("OMP_NUM_THREADS", "-2")])
+def test_a_malformed_thread_count_is_named_in_the_error(monkeypatch, name, text):
+    monkeypatch.setenv(name, text)
+    with pytest.raises(ValueError, match=rf"{name} must be an integer >= 1, got '{text}'"):
+        choose_threads()
+
+
+@pytest.mark.parametrize(("usable", "idle", "expected"), [
+    (2.0, 1.95, 2),     # a quiet 2-core machine: both cores
+    (2.0, 1.0, 1),      # one core busy with other work: one thread
+    (2.0, 0.1, 1),      # both busy: still one thread, never zero
+    (2.0, None, 2),     # no /proc/stat (macOS, Windows): the usable CPUs
+    (64.0, 63.0, MAX_THREADS),  # a big quiet machine: capped for these small models
+    (1.5, 40.0, 2),     # a container quota of 1.5 CPUs on a big idle host
+    (64.0, 2.4, 2),     # a big host that is nearly full
+])
+def test_the_automatic_choice_uses_the_free_cpus(monkeypatch, capsys, usable, idle, expected):
+    monkeypatch.setattr(runtime, "usable_cpus", lambda: usable)
+    monkeypatch.setattr(runtime, "idle_cpus", lambda window=0.2: idle)
+    assert choose_threads() == expected
+    assert torch.get_num_threads() == expected
+    out = capsys.readouterr().out
+    assert out.startswith(f"CPU threads: {expected} ({usable:g} usable CPUs")
+    assert "COURSE_THREADS" in out
+
+
+def test_choose_threads_can_be_quiet(monkeypatch, capsys):
+    monkeypatch.setenv("COURSE_THREADS", "1")
+    choose_threads(verbose=False)
+    assert capsys.readouterr().out == ""
+
+
+@pytest.mark.parametrize(("files", "expected"), [
+    ({"cpu.max": "150000 100000\n"}, 1.5),                                      # cgroup v2 with a quota
+    ({"cpu.max": "max 100000\n"}, None),                                         # cgroup v2, no quota
+    ({"cpu/cpu.cfs_quota_us": "200000\n", "cpu/cpu.cfs_period_us": "100000\n"}, 2.0),  # cgroup v1
+    ({"cpu/cpu.cfs_quota_us": "-1\n", "cpu/cpu.cfs_period_us": "100000\n"}, None),     # v1, no quota
+    ({}, None),                                                                   # no cgroups at all
+])
+def test_the_container_quota_is_read_from_cgroups(monkeypatch, tmp_path, files, expected):
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    real_path = runtime.Path
+    monkeypatch.setattr(runtime, "Path", lambda p: real_path(str(p).replace("/sys/fs/cgroup", str(tmp_path))))
+    assert runtime._cgroup_quota() == expected
+
+
+def test_usable_cpus_is_capped_by_the_quota(monkeypatch):
+    monkeypatch.setattr(runtime, "_cgroup_quota", lambda: 1.5)
+    assert usable_cpus() == min(1.5, len(runtime.os.sched_getaffinity(0)))
+    monkeypatch.setattr(runtime, "_cgroup_quota", lambda: None)
+    assert usable_cpus() == len(runtime.os.sched_getaffinity(0))
+
+
+def test_idle_cpus_counts_the_idle_share_of_our_cpus(monkeypatch, tmp_path):
+    # two samples of /proc/stat: cpu0 idle half the time, cpu1 busy all the time, cpu7 not ours
+    samples = iter([
+        "cpu  0 0 0 0 0 0 0 0\ncpu0 100 0 0 100 0 0 0 0\ncpu1 100 0 0 0 0 0 0 0\ncpu7 0 0 0 0 0 0 0 0\n",
+        "cpu  0 0 0 0 0 0 0 0\ncpu0 150 0 0 140 10 0 0 0\ncpu1 200 0 0 0 0 0 0 0\ncpu7 0 0 0 100 0 0 0 0\n",
+    ])
+
+    class FakeStat:
+        def __init__(self, _path):
+            pass
+
+        def read_text(self):
+            return next(samples)
+
+    monkeypatch.setattr(runtime, "Path", FakeStat)
+    monkeypatch.setattr(runtime.os, "sched_getaffinity", lambda pid: {0, 1})
+    monkeypatch.setattr(runtime.time, "sleep", lambda seconds: None)
+    assert idle_cpus() == pytest.approx(0.5)
+
+
+def test_idle_cpus_on_this_machine_is_between_zero_and_the_cpu_count():
+    idle = idle_cpus(window=0.05)
+    assert idle is None or 0.0 <= idle <= len(runtime.os.sched_getaffinity(0)) + 1e-9

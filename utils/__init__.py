@@ -2,7 +2,7 @@
 
 Modules, one per subject, imported by the chapter notebooks:
 
-- ``utils.runtime``     device choice, seeding, environment report
+- ``utils.runtime``     device and CPU-thread choice, seeding, environment report
 - ``utils.data``        the synthetic language pair, vocabularies, batching, padding masks
 - ``utils.attention``   scaled dot-product attention, masks, multi-head attention (chapters 2-5)
 - ``utils.positional``  sinusoidal and learned positional encodings (chapter 6)
@@ -22,7 +22,7 @@ Shape legend used in every module: B batch, T tokens (T_q queries, T_k keys), H 
 D head size, C = H * D = d_model.
 """
 
-from utils.runtime import get_device, seed_everything, show_source
+from utils.runtime import choose_threads, get_device, seed_everything, show_source
 
-__all__ = ["get_device", "seed_everything", "show_source"]
+__all__ = ["choose_threads", "get_device", "seed_everything", "show_source"]
 __version__ = "0.1.0"

@@ -44,6 +44,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from utils.data import Batch, TranslationData, batches
+from utils.runtime import seed_everything
 from utils.train import History, fit
 
 
@@ -236,7 +237,7 @@ def train_rnn_translator(data: TranslationData, attention: bool = True, *, epoch
                          f"batch_size={batch_size}, lr={lr}")
     if not data.train:
         raise ValueError("data.train is empty: nothing to train on")
-    torch.manual_seed(seed)
+    seed_everything(seed)  # plus $COURSE_SEED, as everywhere in the course
     cls = AttentionSeq2SeqGRU if attention else Seq2SeqGRU
     model = cls(len(data.src_vocab), len(data.tgt_vocab), d_emb=d_emb, d_model=d_model,
                 pad_id=data.tgt_vocab.pad_id, bos_id=data.tgt_vocab.bos_id,
