@@ -181,6 +181,16 @@ def test_seeds_everything(path):
 
 
 @pytest.mark.parametrize("path", _params(NOTEBOOKS))
+def test_threads_are_chosen_in_one_place(path):
+    code = "\n".join(_source(c) for c in _load(path)["cells"] if c["cell_type"] == "code")
+    assert re.search(r"\bchoose_threads\(", code), (
+        f"{path.name}: the set-up cell must call utils.choose_threads() (threads for this machine)")
+    assert not re.search(r"\bset_num_threads\(", code), (
+        f"{path.name}: calls torch.set_num_threads itself; utils.runtime.choose_threads is the one place "
+        "that picks the thread count (set COURSE_THREADS to override it)")
+
+
+@pytest.mark.parametrize("path", _params(NOTEBOOKS))
 def test_has_summary_then_exercises(path):
     headings = [line.strip() for c in _load(path)["cells"] if c["cell_type"] == "markdown"
                 for line in _source(c).splitlines() if line.startswith("## ")]
