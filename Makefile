@@ -22,11 +22,16 @@ book: setup
 	$(BIN)/python scripts/install_browser.py --mathjax
 	COURSE_PLAIN_PROGRESS=1 $(BIN)/jupyter-book build . --toc book/_toc.yml -W -n --keep-going
 
-# Two pytest workers, one thread each: the book build (which executes every notebook) runs beside nbval,
-# and small models run faster on one thread each than on two threads fighting over two cores.
+# Two steps. First everything but the book: two pytest workers, one thread each (small models run
+# faster on one thread each than on two threads fighting over two cores). Then the book alone, built
+# as a newcomer's `make book` builds it (the threads choose_threads() picks on a quiet machine), and
+# the browser test of its pages: threads that wait for a core another process holds slow a run down
+# many times over, so the book is not built beside the workers.
 test: setup
 	$(BIN)/python scripts/install_browser.py
-	OMP_NUM_THREADS=1 $(BIN)/python -m pytest -n 2 --dist loadscope
+	OMP_NUM_THREADS=1 $(BIN)/python -m pytest -n 2 --dist loadscope \
+		--ignore=tests/test_book.py --ignore=tests/test_browser.py
+	$(BIN)/python -m pytest tests/test_book.py tests/test_browser.py
 
 lint: setup
 	$(BIN)/ruff check utils tests scripts chapters

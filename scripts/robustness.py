@@ -155,7 +155,7 @@ def report(runs: list[Run], seeds: list[int], threads: list[int], command: str) 
         lines.append(f"| {s.notebook[:2]} | {s.name} | {s.bounds} | {len(s.values)} | {min(s.values):.4g} | "
                      f"{statistics.median(s.values):.4g} | {max(s.values):.4g} | {s.worst_margin:.3g}"
                      + (f" ({s.misses} missed)" if s.misses else "") + " |")
-    lines += ["", "Seconds per notebook run (median over its runs; the machine ran two at a time):", "",
+    lines += ["", "Seconds per notebook run (median over its runs):", "",
               "| Notebook | Threads | Median s |", "|---|---|---|"]
     by_key: dict[tuple[str, int], list[float]] = {}
     for r in runs:
@@ -179,7 +179,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2, 4])
     parser.add_argument("--notebooks", default="*", help="glob pattern inside chapters/ (default: all)")
-    parser.add_argument("--jobs", type=int, default=2, help="notebook runs at a time (default 2)")
+    parser.add_argument("--jobs", type=int, default=1,
+                        help="notebook runs at a time (default 1; more only if jobs x threads <= cores: "
+                             "threads waiting for a busy core slow a run down many times over)")
     parser.add_argument("--out", type=Path, help="also write the Markdown report to this file")
     parser.add_argument("--json", type=Path, help="also write every run's raw results to this file")
     parser.add_argument("--execute", type=Path, help=argparse.SUPPRESS)  # the child process's job
