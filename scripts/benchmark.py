@@ -217,10 +217,14 @@ def step_ratio(steps: int, batch_size: int) -> list[tuple[str, str]]:
 # ---------------------------------------------------------------------------------------------------
 # 4. Threads: the helper's choice against 1 and 2 threads
 # ---------------------------------------------------------------------------------------------------
-def _execute_with(path: Path, env: dict[str, str | None]) -> tuple[float, str]:
-    """Execute one notebook with these environment variables (None: unset); (seconds, threads line)."""
+def _execute_with(path: Path, env: dict[str, str | None], cap: float = 1800) -> tuple[float, str]:
+    """Execute one notebook with these environment variables (None: unset); (seconds, threads line).
+
+    A cell that runs past ``cap`` seconds stops the run; the seconds are then reported as ``inf``.
+    """
     import nbformat
     from nbclient import NotebookClient
+    from nbclient.exceptions import CellTimeoutError, DeadKernelError
 
     saved = {k: os.environ.get(k) for k in env}
     for key, value in env.items():
@@ -231,9 +235,12 @@ def _execute_with(path: Path, env: dict[str, str | None]) -> tuple[float, str]:
     try:
         nb = nbformat.read(path, as_version=4)
         start = time.perf_counter()
-        NotebookClient(nb, timeout=1800, kernel_name="python3",
-                       resources={"metadata": {"path": str(path.parent)}}).execute()
-        seconds = time.perf_counter() - start
+        try:
+            NotebookClient(nb, timeout=cap, kernel_name="python3",
+                           resources={"metadata": {"path": str(path.parent)}}).execute()
+            seconds = time.perf_counter() - start
+        except (CellTimeoutError, DeadKernelError):
+            seconds = math.inf
     finally:
         for key, value in saved.items():
             if value is None:
@@ -245,9 +252,10 @@ def _execute_with(path: Path, env: dict[str, str | None]) -> tuple[float, str]:
     return seconds, match.group(1) if match else "?"
 
 
-def compare_threads(repeats: int, busy: int, patterns: tuple[str, ...] = ("05_*", "08_*")
-                    ) -> list[tuple[str, str]]:
-    """Seconds per notebook with 1 thread, 2 threads and the helper's choice, interleaved."""
+def compare_threads(repeats: int, busy: int, cap: float = 1800,
+                    patterns: tuple[str, ...] = ("05_*", "08_*")) -> list[tuple[str, str]]:
+    """Seconds per notebook with 1 thread, 2 threads and the helper's choice, interleaved; a run with
+    a cell longer than ``cap`` seconds counts as infinitely slow (shown as "> cap")."""
     spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(busy)]
     rows = [("machine load during part 4", f"{busy} other busy processes")]
     try:
@@ -261,14 +269,18 @@ def compare_threads(repeats: int, busy: int, patterns: tuple[str, ...] = ("05_*"
             picked: list[str] = []
             for _ in range(repeats):
                 for name, env in settings.items():
-                    seconds, threads = _execute_with(path, env)
+                    seconds, threads = _execute_with(path, env, cap)
+                    print(f"{path.stem}, {name}: {seconds:.1f} s ({threads} threads)", flush=True)
                     times[name].append(seconds)
                     if name == "choose_threads()":
                         picked.append(threads)
             medians = {k: statistics.median(v) for k, v in times.items()}
             best = min(medians["1 thread"], medians["2 threads"])
-            rows += [(f"{path.stem}, {k}", f"{v:6.1f} s (median of {repeats}: "
-                      + ", ".join(f"{x:.1f}" for x in times[k]) + ")") for k, v in medians.items()]
+            def shown(x: float) -> str:
+                return f"{x:.1f}" if math.isfinite(x) else f"> {cap:.0f}"
+
+            rows += [(f"{path.stem}, {k}", f"{shown(v)} s (median of {repeats}: "
+                      + ", ".join(shown(x) for x in times[k]) + ")") for k, v in medians.items()]
             rows.append((f"{path.stem}, choose_threads() / fastest",
                          f"{medians['choose_threads()'] / best:.2f} (picked {', '.join(picked)} threads; "
                          "target <= 1.2)"))
@@ -290,12 +302,14 @@ def main() -> None:
                         help="only part 4: chapters 5 and 8 with 1, 2 and choose_threads()'s threads")
     parser.add_argument("--repeats", type=int, default=3, help="runs of each setting in part 4")
     parser.add_argument("--busy", type=int, default=0, help="other busy processes during part 4")
+    parser.add_argument("--cap", type=float, default=1800,
+                        help="part 4: stop a run whose cell takes longer than this (seconds)")
     args = parser.parse_args()
 
     rows = machine()
     if args.threads:
         args.skip_notebooks = args.skip_accuracy = args.skip_steps = True
-        rows += compare_threads(args.repeats, args.busy)
+        rows += compare_threads(args.repeats, args.busy, args.cap)
     if not args.skip_notebooks:
         rows += time_notebooks(args.notebooks)
     if not args.skip_accuracy:

@@ -279,7 +279,10 @@ def test_a_malformed_thread_count_is_named_in_the_error(monkeypatch, name, text)
     (2.0, 0.1, 1),      # both busy: still one thread, never zero
     (2.0, None, 2),     # no /proc/stat (macOS, Windows): the usable CPUs
     (64.0, 63.0, MAX_THREADS),  # a big quiet machine: capped for these small models
-    (1.5, 40.0, 2),     # a container quota of 1.5 CPUs on a big idle host
+    (2.0, 1.6, 1),      # a core 40% busy: counts as taken
+    (2.0, 1.8, 2),      # a core 20% busy: counts as free
+    (1.5, 40.0, 1),     # a container quota of 1.5 CPUs on a big idle host: one thread
+    (2.5, 40.0, 2),     # a quota of 2.5 CPUs: two
     (64.0, 2.4, 2),     # a big host that is nearly full
 ])
 def test_the_automatic_choice_uses_the_free_cpus(monkeypatch, capsys, usable, idle, expected):

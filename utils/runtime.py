@@ -157,7 +157,10 @@ def automatic_threads(usable: float | None = None, idle: float | None = None) ->
     """
     usable = usable_cpus() if usable is None else usable
     room = usable if idle is None else min(usable, idle)
-    return max(1, min(MAX_THREADS, math.floor(room + 0.5)))
+    # A CPU counts only when at least 3/4 of it is free: a thread that has to wait for a core another
+    # process holds stalls its partners at every step, and on two cores that made a chapter run many
+    # times slower than one thread alone (README, "Threads").
+    return max(1, min(MAX_THREADS, math.floor(room + 0.25)))
 
 
 def choose_threads(verbose: bool = True) -> int:
