@@ -184,11 +184,29 @@ def main(argv: list[str] | None = None) -> int:
                              "threads waiting for a busy core slow a run down many times over)")
     parser.add_argument("--out", type=Path, help="also write the Markdown report to this file")
     parser.add_argument("--json", type=Path, help="also write every run's raw results to this file")
+    parser.add_argument("--report-from", type=Path, nargs="+", metavar="JSON",
+                        help="write the report from the --json files of earlier runs instead of running "
+                             "(a later file's run of the same notebook, seed and threads wins)")
     parser.add_argument("--execute", type=Path, help=argparse.SUPPRESS)  # the child process's job
     args = parser.parse_args(argv)
     if args.execute:
         execute(args.execute)
         return 0
+    if args.report_from:
+        merged: dict[tuple[str, int, int], Run] = {}
+        for path in args.report_from:
+            for raw in json.loads(path.read_text(encoding="utf-8")):
+                run = Run(**raw)
+                merged[(run.notebook, run.seed, run.threads)] = run
+        runs = sorted(merged.values(), key=lambda r: (r.notebook, r.threads, r.seed))
+        seeds = sorted({r.seed for r in runs})
+        threads = sorted({r.threads for r in runs})
+        command = "python scripts/robustness.py --json ..., in parts merged by --report-from"
+        text = report(runs, seeds, threads, command)
+        print(text)
+        if args.out:
+            args.out.write_text(text, encoding="utf-8")
+        return 1 if any(r.error or not all(x["passed"] for x in r.results) for r in runs) else 0
     notebooks = sorted((REPO / "chapters").glob(f"{args.notebooks}.ipynb"))
     if not notebooks:
         parser.error(f"no notebook in chapters/ matches {args.notebooks!r}")

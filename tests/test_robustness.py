@@ -9,6 +9,7 @@ minutes on two cores). It runs only when COURSE_ROBUSTNESS=1, as the weekly work
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import sys
 from pathlib import Path
@@ -76,6 +77,19 @@ def test_a_pattern_that_matches_no_notebook_is_an_error(capsys):
     with pytest.raises(SystemExit):
         robustness.main(["--notebooks", "no_such_chapter"])
     assert "no notebook in chapters/ matches 'no_such_chapter'" in capsys.readouterr().err
+
+
+def test_a_report_can_be_merged_from_earlier_runs(tmp_path, capsys):
+    first, second = tmp_path / "a.json", tmp_path / "b.json"
+    runs = _runs()
+    first.write_text(json.dumps([r.__dict__ for r in runs[:2]]))
+    fixed = robustness.Run("08_transformer_decoder", 0, 2, 26.0, "", [_record("exact match", 0.99, 0.98)])
+    second.write_text(json.dumps([fixed.__dict__]))  # a rerun of the same notebook, seed and threads
+    out = tmp_path / "report.md"
+    assert robustness.main(["--report-from", str(first), str(second), "--out", str(out)]) == 0
+    text = out.read_text()
+    assert "Every promised bound held in every run." in text
+    assert "| 08 | exact match | >= 0.98 | 2 | 0.99 | 0.994 | 0.998 | 0.01 |" in text
 
 
 @pytest.mark.robustness
