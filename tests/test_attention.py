@@ -20,6 +20,7 @@ from utils.attention import (
     SelfAttention,
     SingleHeadAttention,
     causal_mask,
+    check_mask_rows,
     copy_from_torch_mha,
     cosine_scores,
     dot_scores,
@@ -51,6 +52,7 @@ def test_causal_mask_values():
     expected = torch.tensor([[1, 0, 0], [1, 1, 0], [1, 1, 1]], dtype=torch.bool)
     assert torch.equal(causal_mask(3), expected)
     assert causal_mask(1).dtype == torch.bool and causal_mask(1).item() is True
+    assert causal_mask(4, device="meta").device.type == "meta"  # made where it is asked for
 
 
 def test_causal_mask_error():
@@ -78,6 +80,12 @@ def test_cosine_scores_match_torch_and_are_bounded():
     assert torch.isfinite(cosine_scores(torch.zeros(2, D), k)).all()  # eps guards a zero vector
 
 
+def test_cosine_scores_with_batch_dims():
+    q, k = torch.randn(B, T_Q, D), torch.randn(B, T_K, D)  # norms over the features, not the tokens
+    expected = F.cosine_similarity(q[:, :, None, :], k[:, None, :, :], dim=-1)  # (B, T_q, T_k)
+    _close(cosine_scores(q, k), expected)
+
+
 def test_additive_score_matches_its_formula():
     score = AdditiveScore(d_q=3, d_k=5, d_hidden=6)
     q, k = torch.randn(B, T_Q, 3), torch.randn(B, T_K, 5)
@@ -89,6 +97,17 @@ def test_additive_score_matches_its_formula():
             for j in range(T_K):
                 expected = w @ torch.tanh(w_q @ q[b, i] + w_k @ k[b, j])
                 _close(out[b, i, j], expected)
+    assert all(layer.bias is None for layer in (score.w_q, score.w_k, score.w))  # no biases, as in the paper
+
+
+@pytest.mark.parametrize("batch", [(), (B, H)])
+def test_additive_score_takes_any_leading_dims(batch):
+    score = AdditiveScore(d_q=3, d_k=5, d_hidden=6)
+    q, k = torch.randn(*batch, T_Q, 3), torch.randn(*batch, T_K, 5)
+    out = score(q, k)
+    assert out.shape == (*batch, T_Q, T_K)
+    flat = score(q.reshape(-1, T_Q, 3), k.reshape(-1, T_K, 5))  # the 3-D case checked above
+    _close(out.reshape(-1, T_Q, T_K), flat)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -163,27 +182,49 @@ def test_sdpa_dropout_on_weights():
     kept = dropped != 0
     assert (~kept).any()
     _close(dropped[kept], 2.0 * weights[kept])  # survivors are rescaled by 1 / (1 - p)
+    torch.manual_seed(1)
+    _, dropped = scaled_dot_product_attention(q, k, v, dropout_p=0.2)
+    kept = dropped != 0
+    _close(dropped[kept], weights[kept] / 0.8)  # p is the asked-for 0.2, not some default
 
 
 def test_sdpa_errors():
     q, k, v = torch.randn(B, T_Q, D), torch.randn(B, T_K, D), torch.randn(B, T_K, D)
     with pytest.raises(ValueError, match=r"need at least 2 dims \(\.\.\., T, d\)"):
         scaled_dot_product_attention(torch.randn(D), k, v)
+    with pytest.raises(ValueError, match=r"need at least 2 dims \(\.\.\., T, d\); got .*, \(4,\)$"):
+        scaled_dot_product_attention(q, k, torch.randn(D))  # each of q, k, v is checked
     with pytest.raises(ValueError, match="same size d_k to be compared: q has 4, k has 3"):
         scaled_dot_product_attention(q, torch.randn(B, T_K, 3), v)
     with pytest.raises(ValueError, match="every key needs a value: k has T_k=7 rows, v has 6"):
         scaled_dot_product_attention(q, k, torch.randn(B, 6, D))
     with pytest.raises(TypeError, match="mask must be a torch.bool tensor, got list"):
         scaled_dot_product_attention(q, k, v, [[True] * T_K] * T_Q)
-    with pytest.raises(TypeError, match=r"dtype torch.bool \(True = may attend\), got torch.float32"):
+    with pytest.raises(TypeError, match=r"dtype torch.bool \(True = may attend\), got torch.float32; build "
+                                        r"it with a comparison such as `ids != pad_id`$"):
         scaled_dot_product_attention(q, k, v, torch.zeros(T_Q, T_K))
     with pytest.raises(ValueError, match=r"shape \(3, 7\) does not broadcast to the attention scores "
-                                         r"\(3, 5, 7\).*\(B, 1, T_k\)"):
+                                         r"\(3, 5, 7\).*needs reshaping to \(B, 1, T_k\) or \(B, 1, 1, T_k\) "
+                                         r"first$"):
         scaled_dot_product_attention(q, k, v, torch.ones(B, T_K, dtype=torch.bool))
     empty_row = torch.ones(T_Q, T_K, dtype=torch.bool)
     empty_row[2] = False
     with pytest.raises(ValueError, match=r"attend to no key at all \(a mask row is all False\)"):
         scaled_dot_product_attention(q, k, v, empty_row)
+
+
+def test_check_mask_rows_names_the_first_empty_row():
+    check_mask_rows(torch.tensor([[True, False], [False, True]]))  # every row attends somewhere
+    mask = torch.ones(2, 3, 4, dtype=torch.bool)
+    mask[1, 2] = False
+    mask[1, 0] = False
+    with pytest.raises(ValueError, match=r"^some query may attend to no key at all \(a mask row is all "
+                                         r"False\), first at key_mask\[1, 0\]: its softmax would be 0/0; "
+                                         r"check that padding is marked False only on the key side and that "
+                                         r"every sequence has at least one real token$"):
+        check_mask_rows(mask, "key_mask")
+    with pytest.raises(ValueError, match=r"first at mask: .*at least one real token$"):
+        check_mask_rows(torch.zeros(3, dtype=torch.bool))  # one row, no index to give
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -197,7 +238,11 @@ def test_single_head_attention_matches_torch():
     assert out.shape == (B, T_Q, 5) and weights.shape == (B, T_Q, T_K)
     q, k, v = query @ layer.w_q.weight.T, memory @ layer.w_k.weight.T, memory @ layer.w_v.weight.T
     _close(out, F.scaled_dot_product_attention(q, k, v, attn_mask=mask))
-    assert layer.w_q.bias is None and SingleHeadAttention(4, bias=True).w_q.bias is not None
+    projections = (layer.w_q, layer.w_k, layer.w_v)
+    assert [(p.in_features, p.out_features) for p in projections] == [(6, 4), (3, 4), (3, 5)]
+    assert all(p.bias is None for p in projections)
+    with_bias = SingleHeadAttention(4, bias=True)
+    assert all(p.bias is not None for p in (with_bias.w_q, with_bias.w_k, with_bias.w_v))
 
 
 def test_single_head_defaults_to_d_model():
@@ -214,6 +259,17 @@ def test_self_attention_is_single_head_attention_on_itself():
     assert out.shape == (B, T_K, 6) and weights.shape == (B, T_K, T_K)
     base_out, _ = SingleHeadAttention.forward(layer, x, x, causal_mask(T_K))
     assert torch.equal(out, base_out)
+    assert torch.allclose(weights.triu(1), torch.zeros(B, T_K, T_K))  # the mask reached the softmax
+
+
+def test_self_attention_sizes_and_biases():
+    layer = SelfAttention(d_model=6, d_k=4, d_v=5)
+    projections = (layer.w_q, layer.w_k, layer.w_v)
+    assert (layer.d_model, layer.d_k, layer.d_v) == (6, 4, 5)
+    assert [(p.in_features, p.out_features) for p in projections] == [(6, 4), (6, 4), (6, 5)]
+    assert all(p.bias is None for p in projections)
+    biased = SelfAttention(6, bias=True)
+    assert all(p.bias is not None for p in (biased.w_q, biased.w_k, biased.w_v))
 
 
 def test_self_attention_is_permutation_equivariant():
@@ -355,11 +411,24 @@ def test_mha_need_weights_false_and_dropout():
     assert (weights == 0).any() and not torch.allclose(out_c, out_a)
 
 
+def test_mha_with_one_head_is_single_head_attention_plus_w_o():
+    mha = MultiHeadAttention(8, 1, bias=False)
+    single = SingleHeadAttention(8)
+    for name in ("w_q", "w_k", "w_v"):
+        getattr(single, name).load_state_dict(getattr(mha, name).state_dict())
+    x, y = torch.randn(B, T_Q, 8), torch.randn(B, T_K, 8)
+    _close(mha(x, y, y)[0], mha.w_o(single(x, y)[0]))
+    assert all(p.bias is None for p in (mha.w_q, mha.w_k, mha.w_v, mha.w_o))
+    assert MultiHeadAttention(8, 2).dropout == 0.0  # no dropout unless asked for
+
+
 def test_mha_errors():
     with pytest.raises(ValueError, match="divisible by num_heads.*d_model=10, num_heads=3"):
         MultiHeadAttention(10, 3)
     with pytest.raises(ValueError, match="d_model=8, num_heads=0"):
         MultiHeadAttention(8, 0)
+    with pytest.raises(ValueError, match=r"^query must be \(batch, seq_len, 8\), got \(5, 8\)$"):
+        MultiHeadAttention(8, 2)(torch.randn(T_Q, 8), torch.randn(B, T_K, 8), torch.randn(B, T_K, 8))
     mha = MultiHeadAttention(8, 2)
     x, y = torch.randn(B, T_Q, 8), torch.randn(B, T_K, 8)
     with pytest.raises(ValueError, match=r"key must be \(batch, seq_len, 8\)"):
@@ -419,7 +488,10 @@ def test_copy_from_torch_mha_errors():
 # ---------------------------------------------------------------------------------------------------
 def test_sdpa_refuses_a_mask_that_would_enlarge_the_scores():
     q, k, v = torch.randn(H, T_Q, D), torch.randn(H, T_K, D), torch.randn(H, T_K, D)  # no batch axis
-    with pytest.raises(ValueError, match=r"\(3, 1, 5, 7\) would enlarge the scores \(2, 5, 7\)"):
+    with pytest.raises(ValueError, match=r"^mask of shape \(3, 1, 5, 7\) would enlarge the scores "
+                                         r"\(2, 5, 7\) \(it has more or longer leading dims\); give it at "
+                                         r"most the scores' dims, e\.g\. \(B, 1, T_q, T_k\) for "
+                                         r"\(B, H, T_q, T_k\) scores$"):
         scaled_dot_product_attention(q, k, v, torch.ones(B, 1, T_Q, T_K, dtype=torch.bool))
     with pytest.raises(ValueError, match="would enlarge the scores"):  # (B, 1) against (1, H): (B, H)
         scaled_dot_product_attention(q[None], k[None], v[None], torch.ones(B, 1, T_Q, T_K, dtype=torch.bool))
@@ -431,7 +503,8 @@ def test_mha_refuses_pytorchs_batch_times_heads_mask_layout():
     with pytest.raises(ValueError, match=r"3-D attn_mask must be \(B, T_q, T_k\) with B=1, got \(2, 5, 5\)"):
         mha(x, x, x, attn_mask=torch.ones(2, T_Q, T_Q, dtype=torch.bool))
     x3 = torch.randn(3, T_Q, 8)
-    with pytest.raises(ValueError, match=r"with B=3, got \(6, 5, 5\).*B \* H"):
+    with pytest.raises(ValueError, match=r"with B=3, got \(6, 5, 5\); the \(B \* H, T_q, T_k\) layout of "
+                                         r"nn\.MultiheadAttention is not used here$"):
         mha(x3, x3, x3, attn_mask=torch.ones(6, T_Q, T_Q, dtype=torch.bool))
     out, _ = mha(x3, x3, x3, attn_mask=torch.ones(1, T_Q, T_Q, dtype=torch.bool))  # a batch of 1 broadcasts
     assert out.shape == (3, T_Q, 8)

@@ -17,6 +17,7 @@ from utils.data import (
     Pair,
     Vocab,
     batches,
+    check_token_ids,
     load_synthetic,
     make_batch,
     make_pairs,
@@ -152,6 +153,20 @@ def test_pad_sequences_and_padding_mask():
     assert mask.dtype == torch.bool
     assert torch.equal(mask, torch.tensor([[True, True, True], [True, False, False], [True, True, False]]))
     assert torch.equal(pad_sequences([[1, 2], [3]], pad_id=-1), torch.tensor([[1, 2], [3, -1]]))
+
+
+def test_check_token_ids_names_what_was_expected_and_what_was_given():
+    check_token_ids(torch.tensor([[1, 2]]))  # a (batch, seq_len) LongTensor passes
+    with pytest.raises(ValueError, match=r"^src must be a \(batch, seq_len\) LongTensor of token ids "
+                                         r"\(dtype torch\.long\), got dtype torch\.float32 "
+                                         r"\(shape \(1, 2\)\);.*convert with `src\.long\(\)`$"):
+        check_token_ids(torch.tensor([[1., 2.]]), "src")
+    with pytest.raises(ValueError, match=r"got dtype torch\.int32 \(shape \(2, 1\)\)"):
+        check_token_ids(torch.tensor([[1], [2]], dtype=torch.int32))
+    with pytest.raises(ValueError, match=r"^ids must be .*\(dtype torch\.long\), got shape \(3,\)$"):
+        check_token_ids(torch.tensor([1, 2, 3]))
+    with pytest.raises(ValueError, match=r"^tgt must be .*, got a list; build it with torch\.tensor"):
+        check_token_ids([[1, 2]], "tgt")
 
 
 def test_make_batch_shifts_the_target_and_masks_real_tokens(small):

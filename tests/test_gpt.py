@@ -76,6 +76,10 @@ def test_forward_errors():
     model = _model()
     with pytest.raises(ValueError, match="LongTensor"):
         model(torch.randn(2, 5))
+    with pytest.raises(ValueError, match=r"ids must be .*got dtype torch\.float32 \(shape \(1, 2\)\)"):
+        model(torch.tensor([[1., 2.]]))
+    with pytest.raises(ValueError, match=r"got shape \(3,\)"):
+        model(torch.tensor([1, 2, 3]))
     with pytest.raises(ValueError, match="max_len=40"):
         model(torch.ones(1, 41, dtype=torch.long))
     with pytest.raises(ValueError, match="token ids must lie in"):

@@ -97,6 +97,12 @@ def test_shift_matrix_is_block_diagonal_orthogonal_and_composes():
     torch.testing.assert_close(relative_shift_matrix(0, 8), torch.eye(8))
 
 
+def test_shift_matrix_with_a_custom_base():
+    pe = sinusoidal_encoding(20, 8, base=100.0)
+    m_3 = relative_shift_matrix(3, 8, base=100.0)
+    torch.testing.assert_close(pe[:17] @ m_3, pe[3:], atol=1e-5, rtol=0)
+
+
 def test_shift_matrix_errors():
     with pytest.raises(ValueError, match="the offset k must be an int"):
         relative_shift_matrix(1.5, 8)
@@ -144,6 +150,19 @@ def test_sinusoidal_module_dropout_only_in_training():
 def test_sinusoidal_module_keeps_dtype():
     module = SinusoidalPositionalEncoding(8, max_len=10)
     assert module(torch.zeros(1, 3, 8, dtype=torch.float64)).dtype == torch.float64
+    half = module(torch.zeros(1, 3, 8, dtype=torch.bfloat16))  # the table is cast, not the input promoted
+    assert half.dtype == torch.bfloat16 and torch.equal(half[0], sinusoidal_encoding(3, 8).bfloat16())
+
+
+def test_sinusoidal_module_takes_any_max_len():
+    module = SinusoidalPositionalEncoding(8, max_len=5)  # odd is fine: only d_model must be even
+    assert module.pe.shape == (5, 8) and torch.equal(module.encoding(5), sinusoidal_encoding(5, 8))
+    assert torch.equal(module.encoding(2), module.pe[:2])  # from position 0 unless told otherwise
+    assert SinusoidalPositionalEncoding(8).max_len == 5000
+
+
+def test_learned_module_takes_the_smallest_sizes():
+    assert LearnedPositionalEncoding(1, max_len=1)(torch.zeros(2, 1, 1)).shape == (2, 1, 1)
 
 
 def test_sinusoidal_module_errors():
@@ -152,7 +171,7 @@ def test_sinusoidal_module_errors():
     module = SinusoidalPositionalEncoding(8, max_len=10)
     with pytest.raises(ValueError, match=r"embeddings must be \(batch, seq_len, 8\), got \(5, 8\)"):
         module(torch.zeros(5, 8))
-    with pytest.raises(ValueError, match="must have 8 features in its last dim, got 6"):
+    with pytest.raises(ValueError, match="^embeddings must have 8 features in its last dim, got 6"):
         module(torch.zeros(2, 5, 6))
     with pytest.raises(ValueError, match="offset .* must be a non-negative int"):
         module(torch.zeros(2, 5, 8), offset=-1)
@@ -176,6 +195,18 @@ def test_learned_module_adds_its_table_and_trains():
     assert module.table.weight.grad[:4].abs().sum() > 0 and module.table.weight.grad[4:].abs().sum() == 0
 
 
+def test_learned_encoding_rows_start_at_position_zero_by_default():
+    module = LearnedPositionalEncoding(6, max_len=10)
+    assert torch.equal(module.encoding(3), module.table.weight[:3])
+    assert torch.equal(module.encoding(3, offset=7), module.table.weight[7:])
+
+
+def test_learned_table_starts_small():
+    torch.manual_seed(0)
+    std = LearnedPositionalEncoding(64, max_len=512).table.weight.std().item()
+    assert 0.018 < std < 0.022  # N(0, 0.02^2), as in GPT-2: the word embeddings dominate at first
+
+
 def test_learned_module_accepts_odd_d_model_and_max_len_exactly():
     module = LearnedPositionalEncoding(5, max_len=4)
     assert module(torch.zeros(1, 4, 5)).shape == (1, 4, 5)
@@ -183,7 +214,9 @@ def test_learned_module_accepts_odd_d_model_and_max_len_exactly():
 
 def test_learned_module_refuses_positions_past_max_len():
     module = LearnedPositionalEncoding(6, max_len=10)
-    with pytest.raises(ValueError, match=r"positions 0\.\.9 only \(max_len=10\); positions 0\.\.10"):
+    with pytest.raises(ValueError, match=r"positions 0\.\.9 only \(max_len=10\); positions 0\.\.10 were "
+                                         r"asked for\. Train with a larger max_len, cut the sequence, or use "
+                                         r"a sinusoidal encoding$"):
         module(torch.zeros(1, 11, 6))
     with pytest.raises(ValueError, match="max_len=10"):
         module(torch.zeros(1, 3, 6), offset=8)
@@ -195,7 +228,7 @@ def test_learned_module_other_errors():
     with pytest.raises(ValueError, match="d_model must be a positive int"):
         LearnedPositionalEncoding(0, max_len=5)
     module = LearnedPositionalEncoding(6, max_len=10)
-    with pytest.raises(ValueError, match="6 features in its last dim, got 4"):
+    with pytest.raises(ValueError, match="^embeddings must have 6 features in its last dim, got 4"):
         module(torch.zeros(1, 3, 4))
 
 
@@ -210,6 +243,21 @@ def test_rotary_rotates_pairs_by_pos_times_frequency():
     for pos in range(3):
         torch.testing.assert_close(out[pos, 0::2], torch.cos(pos * w))
         torch.testing.assert_close(out[pos, 1::2], torch.sin(pos * w))
+
+
+def test_rotary_angles_far_out_and_with_a_custom_base():
+    x = torch.zeros(1, 4, dtype=torch.float64)
+    x[:, 0::2] = 1.0  # pairs (1, 0): rotated to (cos a, sin a)
+    cases = [(apply_rotary(x, offset=1000), frequencies(4)),  # the paper's base 10000
+             (apply_rotary(x, offset=1000, base=100.0), frequencies(4, 100.0))]
+    for out, w in cases:  # w = (1, base^-1/2); at position 1000 a small error in w would show
+        torch.testing.assert_close(out[0, 0::2], torch.cos(1000 * w))
+        torch.testing.assert_close(out[0, 1::2], torch.sin(1000 * w))
+
+
+def test_rotary_keeps_everything_on_the_device_of_its_input():
+    out = apply_rotary(torch.empty(2, 3, 8, device="meta"), offset=2)  # "meta": shapes only, any machine
+    assert out.device.type == "meta" and out.shape == (2, 3, 8)
 
 
 def test_rotary_keeps_norms_and_position_zero():
@@ -239,5 +287,7 @@ def test_rotary_errors():
         apply_rotary(torch.zeros(2, 3, 5))
     with pytest.raises(ValueError, match=r"shape \(\.\.\., seq_len, head_dim\), got \(4,\)"):
         apply_rotary(torch.zeros(4))
+    with pytest.raises(ValueError, match=r"\(\.\.\., seq_len, head_dim\), got list$"):
+        apply_rotary([[1.0, 2.0]])
     with pytest.raises(ValueError, match="offset"):
         apply_rotary(torch.zeros(3, 4), offset=-2)

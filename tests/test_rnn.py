@@ -1,12 +1,17 @@
 """Tests for utils/rnn.py: the GRU encoder-decoders of chapter 1 and their one-call training."""
 
+import copy
+import dataclasses
 import math
+from types import SimpleNamespace
 
 import pytest
 import torch
+import torch.nn.functional as F
 
+import utils.rnn as rnn_module
 from utils.attention import scaled_dot_product_attention
-from utils.data import load_synthetic, make_batch
+from utils.data import batches, load_synthetic, make_batch
 from utils.rnn import (
     AttentionSeq2SeqGRU,
     GRUEncoder,
@@ -16,7 +21,7 @@ from utils.rnn import (
     train_rnn_translator,
     translation_loss,
 )
-from utils.train import evaluate_translation
+from utils.train import History, evaluate_translation
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -54,6 +59,14 @@ def test_encoder_last_state_ignores_padding(data, batch):
         n = int(batch.src_lengths[i])
         alone, _ = enc.gru(enc.embed(batch.src[i:i + 1, :n]))
         assert torch.allclose(last[i], alone[0, -1], atol=1e-6)
+
+
+def test_encoder_embeds_padding_as_zeros_and_accepts_one_word_sentences():
+    assert GRUEncoder(10, 4, 6).embed.padding_idx == 0  # utils.data.Vocab's <pad>
+    enc = GRUEncoder(10, 4, 6, pad_id=3)
+    assert enc.embed.padding_idx == 3 and torch.all(enc.embed.weight[3] == 0)
+    states, last = enc(torch.tensor([[5, 3, 3], [5, 6, 7]]), torch.tensor([1, 3]))  # lengths 1 and 3
+    assert torch.equal(last[0], states[0, 0]) and torch.equal(last[1], states[1, 2])
 
 
 def test_encoder_rejects_bad_input(data, batch):
@@ -104,10 +117,37 @@ def test_rnn_attention_matches_scaled_dot_product_attention_without_the_scale():
 def test_rnn_attention_rejects_bad_mask():
     att = RNNAttention(4, 4, 4, 4)
     s, h = torch.randn(1, 2, 4), torch.randn(1, 3, 4)
-    with pytest.raises(ValueError, match="src_mask must be a bool"):
+    with pytest.raises(ValueError, match=r"^src_mask must be a bool \(B, S\) = \(1, 3\) mask, True at real "
+                                         r"tokens; got torch\.float32 \(1, 3\)$"):
         att(s, h, torch.ones(1, 3))
     with pytest.raises(ValueError, match="src_mask must be a bool"):
         att(s, h, torch.ones(1, 4, dtype=torch.bool))
+
+
+def test_rnn_attention_projections_have_no_bias():
+    att = RNNAttention(d_dec=5, d_enc=7, d_k=4, d_v=3)
+    assert [(w.in_features, w.out_features) for w in (att.w_q, att.w_k, att.w_v)] == [(5, 4), (7, 4), (7, 3)]
+    assert all(w.bias is None for w in (att.w_q, att.w_k, att.w_v))  # the plain matrices of the prose
+
+
+def test_rnn_attention_refuses_a_sentence_with_no_real_token():
+    """An all-False src_mask row would give softmax 0/0 = NaN: the same clear error as every attention."""
+    att = RNNAttention(4, 4, 4, 4)
+    s, h = torch.randn(2, 2, 4), torch.randn(2, 3, 4)
+    mask = torch.tensor([[True, True, False], [False, False, False]])
+    with pytest.raises(ValueError, match=r"attend to no key at all \(a mask row is all False\), first at "
+                                         r"src_mask\[1\]"):
+        att(s, h, mask)
+    c, alpha = att(s[:1], h[:1], mask[:1])  # the sentence with real tokens alone is fine
+    assert torch.isfinite(c).all() and torch.allclose(alpha.sum(-1), torch.ones(1, 2))
+
+
+def test_float_token_ids_get_a_message_naming_the_dtype(data, batch):
+    enc, model = GRUEncoder(len(data.src_vocab), 8, 16), _models(data)[1]
+    with pytest.raises(ValueError, match=r"src must be .*got dtype torch\.float32 \(shape \(1, 2\)\)"):
+        enc(torch.tensor([[1., 2.]]), torch.tensor([2]))
+    with pytest.raises(ValueError, match=r"batch\.tgt_in must be .*got dtype torch\.float32"):
+        model(dataclasses.replace(batch, tgt_in=batch.tgt_in.float()))
 
 
 # --- the two encoder-decoders ----------------------------------------------------------------------
@@ -117,6 +157,27 @@ def test_forward_shapes_and_loss(data, batch):
         assert logits.shape == (*batch.tgt_in.shape, len(data.tgt_vocab))
         loss = translation_loss(model, batch)
         assert loss.dim() == 0 and abs(loss.item() - math.log(len(data.tgt_vocab))) < 1.0
+
+
+def test_translation_loss_is_the_mean_over_real_target_tokens(data, batch):
+    model = _models(data)[1]
+    real = batch.tgt_out != model.pad_id
+    assert not real.all()  # the batch has padding, which must not count
+    logits = model(batch)
+    want = F.cross_entropy(logits[real], batch.tgt_out[real])
+    torch.testing.assert_close(translation_loss(model, batch), want)
+
+
+@pytest.mark.parametrize("cls", [Seq2SeqGRU, AttentionSeq2SeqGRU])
+def test_models_keep_their_sizes_and_special_ids(cls):
+    default = cls(10, 12)  # chapter 1's sizes and utils.data.Vocab's special ids
+    assert (default.pad_id, default.bos_id, default.eos_id) == (0, 1, 2)
+    assert (default.embed.embedding_dim, default.gru.hidden_size, default.out.out_features) == (32, 64, 12)
+    model = cls(10, 12, d_emb=4, d_model=6, pad_id=3, bos_id=4, eos_id=5)
+    assert (model.pad_id, model.bos_id, model.eos_id) == (3, 4, 5)
+    assert (model.encoder.embed.num_embeddings, model.encoder.gru.hidden_size) == (10, 6)
+    for embed in (model.embed, model.encoder.embed):  # <pad> embeds as zeros and gets no gradient
+        assert embed.padding_idx == 3 and torch.all(embed.weight[3] == 0) and embed.embedding_dim == 4
 
 
 def test_teacher_forcing_equals_step_by_step_decoding(data, batch):
@@ -189,11 +250,55 @@ def test_train_rnn_translator_is_deterministic_and_learns(data):
     assert type(plain.model) is Seq2SeqGRU
 
 
+def test_train_rnn_translator_builds_the_model_and_training_it_describes(data, monkeypatch):
+    """What goes into the model and into utils.train.fit (stubbed here: nothing is trained)."""
+    seen, clock = {}, SimpleNamespace(now=100.0)
+
+    def fake_fit(model, batches_of, step, optimizer, **kwargs):
+        seen.update(model=model, batches_of=batches_of, step=step, lr=optimizer.param_groups[0]["lr"],
+                    **kwargs)
+        clock.now += 7.0  # "training" takes 7 s
+        return History()
+
+    monkeypatch.setattr(rnn_module, "fit", fake_fit)
+    monkeypatch.setattr(rnn_module, "time", SimpleNamespace(perf_counter=lambda: clock.now))
+    tgt_vocab = copy.copy(data.tgt_vocab)
+    tgt_vocab.pad_id, tgt_vocab.bos_id, tgt_vocab.eos_id = 5, 6, 7  # a vocabulary with other special ids
+    custom = dataclasses.replace(data, tgt_vocab=tgt_vocab)
+    run = train_rnn_translator(custom, attention=False, epochs=2, d_emb=6, d_model=10, batch_size=16,
+                               lr=0.01, seed=3, progress=False)
+    model = run.model
+    assert type(model) is Seq2SeqGRU and (model.pad_id, model.bos_id, model.eos_id) == (5, 6, 7)
+    assert (model.embed.embedding_dim, model.gru.hidden_size) == (6, 10)
+    assert seen["step"] is translation_loss and seen["lr"] == 0.01
+    assert (seen["epochs"], seen["progress"], seen["desc"]) == (2, False, "Seq2SeqGRU (no attention)")
+    for epoch in (0, 1):  # reshuffled every epoch, with seed + epoch
+        got = list(seen["batches_of"](epoch))
+        want = list(batches(custom.train, custom.src_vocab, tgt_vocab, 16, seed=3 + epoch))
+        assert len(got) == len(want) == math.ceil(len(data.train) / 16)
+        for g, w in zip(got, want, strict=True):
+            assert torch.equal(g.src, w.src) and torch.equal(g.tgt_in, w.tgt_in)
+    assert run.seconds == 7.0
+    # the defaults are chapter 1's settings
+    run = train_rnn_translator(data)
+    assert type(run.model) is AttentionSeq2SeqGRU
+    assert (run.model.embed.embedding_dim, run.model.gru.hidden_size) == (32, 64)
+    assert (seen["epochs"], seen["progress"], seen["lr"]) == (8, True, 6e-3)
+    assert seen["desc"] == "AttentionSeq2SeqGRU (with attention)"
+    first = next(iter(seen["batches_of"](0)))
+    assert torch.equal(first.src, next(batches(data.train, data.src_vocab, data.tgt_vocab, 64, seed=0)).src)
+    assert len(list(seen["batches_of"](0))) == math.ceil(len(data.train) / 64)
+    train_rnn_translator(data, batch_size=1)  # one sentence per step is allowed
+
+
 def test_train_rnn_translator_rejects_bad_settings(data):
     with pytest.raises(ValueError, match="need epochs >= 1"):
         train_rnn_translator(data, epochs=0, progress=False)
     with pytest.raises(ValueError, match="need epochs >= 1"):
         train_rnn_translator(data, lr=0.0, progress=False)
     empty = load_synthetic(n_train=0, n_valid=5, n_test=5)
-    with pytest.raises(ValueError, match="data.train is empty"):
+    with pytest.raises(ValueError, match="need epochs >= 1, batch_size >= 1 and lr > 0; got epochs=8, "
+                                         "batch_size=0, lr=0.006"):
+        train_rnn_translator(data, batch_size=0, progress=False)
+    with pytest.raises(ValueError, match="^data.train is empty: nothing to train on$"):
         train_rnn_translator(empty, progress=False)

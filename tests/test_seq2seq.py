@@ -76,6 +76,9 @@ def test_translate_shapes_and_eos(model, batch):
 def test_rejects_bad_batches(model, batch):
     with pytest.raises(ValueError, match="batch.src must be a \\(batch, seq_len\\) LongTensor"):
         model(dataclasses.replace(batch, src=batch.src.float()))
+    with pytest.raises(ValueError, match=r"batch\.tgt_in must be .*got dtype torch\.float32.*"
+                                         r"`batch\.tgt_in\.long\(\)`"):
+        model(dataclasses.replace(batch, tgt_in=batch.tgt_in.float()))
     with pytest.raises(ValueError, match="batch.src_mask must be a bool mask"):
         model(dataclasses.replace(batch, src_mask=batch.src_mask.long()))
     with pytest.raises(ValueError, match="batch.tgt_in must be"):

@@ -1,11 +1,13 @@
 """Tests for utils/transformer.py: shapes, errors, equality with nn.Transformer."""
 
+import math
 import warnings
 
 import pytest
 import torch
 from torch import nn
 
+from utils.positional import sinusoidal_encoding
 from utils.transformer import (
     Decoder,
     DecoderLayer,
@@ -76,8 +78,23 @@ def test_config_errors(overrides, match):
 
 
 def test_transformer_needs_a_config():
-    with pytest.raises(TypeError, match="TransformerConfig"):
+    with pytest.raises(TypeError, match="^Transformer takes a TransformerConfig, got dict$"):
         Transformer({"d_model": 16})
+
+
+def test_model_parts_follow_the_config():
+    torch.manual_seed(0)
+    config = tiny_config(pad_id=3, dropout=0.2)
+    model = Transformer(config)
+    assert model.positional.dropout.p == 0.2 and model.positional.max_len == 40
+    for embed in (model.src_embed, model.tgt_embed):  # <pad> embeds as zeros and is never trained
+        assert embed.padding_idx == 3 and torch.all(embed.weight[3] == 0)
+    # Glorot (Xavier) uniform initialisation of every matrix, as in nn.Transformer: U(-a, a) with
+    # a = sqrt(6 / (fan_in + fan_out))
+    for name, p in model.named_parameters():
+        if p.dim() > 1 and "embed" not in name:
+            bound = math.sqrt(6 / sum(p.shape))
+            assert p.abs().max() <= bound and p.abs().max() > 0.9 * bound, name
 
 
 def test_feed_forward_acts_on_each_position_alone():
@@ -110,6 +127,22 @@ def test_layer_and_stack_shapes(norm_first):
     assert enc(x)[1] is None
     out, self_ws, cross_ws = dec(y, memory, need_weights=True)
     assert out.shape == (2, 4, C) and len(self_ws) == len(cross_ws) == 3
+    assert all(w is None for w in dec(y, memory)[1:])  # weights only when asked for
+    assert all(w is None for w in DecoderLayer(C, H, F_, norm_first=norm_first)(y, x)[1:])
+    assert EncoderLayer(C, H, F_, norm_first=norm_first)(x)[1] is None
+
+
+def test_layers_pass_dropout_on_and_default_to_the_paper():
+    """Dropout 0.1 and post-norm by default (section 5.4); a layer's dropout reaches every sub-layer."""
+    assert FeedForward(C, F_).dropout.p == 0.1
+    enc, dec = EncoderLayer(C, H, F_, dropout=0.3), DecoderLayer(C, H, F_, dropout=0.3)
+    for layer in (enc, dec):
+        assert layer.self_attn.dropout == layer.feed_forward.dropout.p == layer.dropout.p == 0.3
+    assert dec.cross_attn.dropout == 0.3
+    layers = (EncoderLayer(C, H, F_), DecoderLayer(C, H, F_), Encoder(1, C, H, F_).layers[0],
+              Decoder(1, C, H, F_).layers[0])
+    assert [layer.norm_first for layer in layers] == [False] * 4
+    assert [layer.dropout.p for layer in layers] == [0.1] * 4
 
 
 def test_encoder_layer_with_causal_mask_is_a_gpt_block():
@@ -149,12 +182,63 @@ def test_model_forward_and_errors():
         model(src.float(), tgt)
     with pytest.raises(ValueError, match=r"tgt_in must be a \(batch, seq_len\) LongTensor"):
         model(src, tgt[0])
-    with pytest.raises(ValueError, match="same batch size"):
+    with pytest.raises(ValueError, match="^src and tgt must have the same batch size, got 2 and 1$"):
         model(src, tgt[:1])
-    with pytest.raises(ValueError, match="more than max_len=40"):
+    with pytest.raises(ValueError, match="^src has 41 tokens, more than max_len=40$"):
         model(torch.randint(3, 12, (1, 41)), tgt[:1])
+    assert model(torch.randint(3, 12, (1, 40)), tgt[:1]).shape == (1, 5, 11)  # max_len tokens are fine
     with pytest.raises(TypeError, match="key_mask must have dtype torch.bool"):
         model(src, tgt, src_mask=torch.ones(2, 7))
+
+
+def test_embedding_step_is_table_row_times_sqrt_d_model_plus_position():
+    torch.manual_seed(0)
+    model = Transformer(tiny_config()).eval()
+    ids = torch.tensor([[3, 5, 7, 0], [1, 4, 0, 0]])  # (B, T) with padding
+    pe = sinusoidal_encoding(4, C)  # (T, C), the paper's table
+    for embed, name in ((model.src_embed, "src"), (model.tgt_embed, "tgt_in")):
+        want = embed.weight[ids] * math.sqrt(C) + pe  # (B, T, C): x_t = E[id_t] * sqrt(d_model) + PE[t]
+        assert torch.allclose(model._embed(ids, embed, name), want, atol=1e-6)
+    # the public methods run the stacks on exactly that input: encoder on src, decoder on tgt_in
+    src_mask = ids != 0
+    memory = model.encoder(model.src_embed.weight[ids] * math.sqrt(C) + pe, src_mask)[0]
+    assert torch.allclose(model.encode(ids), memory, atol=1e-5)
+    tgt = torch.tensor([[1, 6, 9], [1, 2, 0]])
+    y = model.decoder(model.tgt_embed.weight[tgt] * math.sqrt(C) + pe[:3], memory, None, src_mask)[0]
+    assert torch.allclose(model.decode(tgt, memory, src_mask), model.output(y), atol=1e-5)
+    assert torch.allclose(model(ids, tgt), model.output(y), atol=1e-5)
+
+
+def test_masks_reach_the_stacks():
+    """encode, decode and forward pass their masks on; src_mask defaults to src != pad_id."""
+    torch.manual_seed(0)
+    model = Transformer(tiny_config()).eval()
+    src = torch.tensor([[3, 5, 7, 0, 0], [4, 6, 8, 9, 10]])  # padding at the end of the first sentence
+    alone = model.encode(src[:1, :3])
+    torch.testing.assert_close(model.encode(src)[:1, :3], alone, atol=1e-5, rtol=0)  # padding is unseen
+    src_mask = torch.tensor([[True, False, True, False, False], [True] * 5])  # an unusual mask
+    tgt_mask = torch.tensor([[True, True, False, True], [True, False, True, True]])
+    tgt = torch.tensor([[1, 5, 6, 7], [1, 8, 9, 4]])
+    embed = model._embed(src, model.src_embed, "src")
+    memory = model.encoder(embed, src_mask)[0]
+    torch.testing.assert_close(model.encode(src, src_mask), memory)
+    y = model.decoder(model._embed(tgt, model.tgt_embed, "tgt_in"), memory, tgt_mask, src_mask)[0]
+    torch.testing.assert_close(model.decode(tgt, memory, src_mask, tgt_mask), model.output(y))
+    torch.testing.assert_close(model(src, tgt, src_mask, tgt_mask), model.output(y))
+    torch.testing.assert_close(model(src, tgt), model(src, tgt, src != 0))  # the default source mask
+    for wrong in (model(src, tgt), model(src, tgt, src_mask), model(src, tgt, tgt_mask=tgt_mask)):
+        assert not torch.allclose(wrong, model.output(y), atol=1e-4)  # every mask changes the result
+
+
+def test_float_token_ids_get_a_message_naming_the_dtype():
+    model = Transformer(tiny_config())
+    src, tgt = torch.tensor([[1., 2.]]), torch.tensor([[1, 3]])
+    for call in (lambda: model.encode(src), lambda: model(src, tgt)):
+        with pytest.raises(ValueError, match=r"src must be .*LongTensor.*dtype torch\.long.*got dtype "
+                                             r"torch\.float32 \(shape \(1, 2\)\).*src\.long\(\)"):
+            call()
+    with pytest.raises(ValueError, match=r"tgt_in must be .*got dtype torch\.int32"):
+        model(tgt, tgt.int())
 
 
 def test_embeddings_are_scaled_and_padding_is_zero():

@@ -47,6 +47,19 @@ def _check_mask(mask: torch.Tensor, scores_shape: torch.Size, name: str = "mask"
         ) from None
 
 
+def check_mask_rows(mask: torch.Tensor, name: str = "mask") -> None:
+    """Raise a clear ValueError if a row of the bool ``mask`` (..., T_k) is all False (softmax 0/0)."""
+    empty = ~mask.any(dim=-1)  # (...,): True where a query may attend to no key
+    if empty.any():
+        first = ", ".join(str(i) for i in empty.nonzero()[0].tolist())  # index of the first empty row
+        where = f"{name}[{first}]" if empty.dim() > 0 else name
+        raise ValueError(
+            f"some query may attend to no key at all (a mask row is all False), first at {where}: its "
+            "softmax would be 0/0; check that padding is marked False only on the key side and that "
+            "every sequence has at least one real token"
+        )
+
+
 # ---------------------------------------------------------------------------------------------------
 # Score functions (chapter 2)
 # ---------------------------------------------------------------------------------------------------
@@ -120,11 +133,7 @@ def scaled_dot_product_attention(
                 "(it has more or longer leading dims); give it at most the scores' dims, e.g. "
                 "(B, 1, T_q, T_k) for (B, H, T_q, T_k) scores"
             )
-        if not mask.any(dim=-1).all():
-            raise ValueError(
-                "some query may attend to no key at all (a mask row is all False): its softmax "
-                "would be 0/0; check that padding is marked False only on the key side"
-            )
+        check_mask_rows(mask)
         scores = scores.masked_fill(~mask, float("-inf"))
     weights = torch.softmax(scores, dim=-1)  # each row sums to 1 over the keys
     if dropout_p > 0.0:

@@ -191,6 +191,18 @@ def pad_sequences(seqs: Sequence[Sequence[int]], pad_id: int = 0) -> torch.Tenso
     return out
 
 
+def check_token_ids(ids: torch.Tensor, name: str = "ids") -> None:
+    """Raise a clear ValueError unless ``ids`` is a (batch, seq_len) tensor of token ids, dtype torch.long."""
+    expected = f"{name} must be a (batch, seq_len) LongTensor of token ids (dtype torch.long)"
+    if not isinstance(ids, torch.Tensor):
+        raise ValueError(f"{expected}, got a {type(ids).__name__}; build it with torch.tensor([[...]])")
+    if ids.dim() != 2:
+        raise ValueError(f"{expected}, got shape {tuple(ids.shape)}")
+    if ids.dtype != torch.long:  # floats from arithmetic, or int32 from numpy: embeddings want int64
+        raise ValueError(f"{expected}, got dtype {ids.dtype} (shape {tuple(ids.shape)}); token ids are "
+                         f"integer indices into the embedding table: convert with `{name}.long()`")
+
+
 def padding_mask(ids: torch.Tensor, pad_id: int = 0) -> torch.Tensor:
     """(B, T) bool mask, True at real tokens and False at padding (the course's mask contract)."""
     if ids.dim() != 2:

@@ -32,7 +32,7 @@ import torch.nn.functional as F
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
-from utils.attention import _check_mask
+from utils.attention import _check_mask, check_mask_rows
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -82,10 +82,7 @@ def fused_attention(
                              f"T_q={q.shape[-2]}, T_k={k.shape[-2]}; pass an explicit mask instead")
     if mask is not None:
         _check_mask(mask, torch.Size([*batch, q.shape[-2], k.shape[-2]]))  # (..., T_q, T_k)
-        if not mask.any(dim=-1).all():
-            raise ValueError("some query may attend to no key at all (a mask row is all False): its "
-                             "softmax would be 0/0; check that padding is marked False only on the "
-                             "key side")
+        check_mask_rows(mask)
     # (..., T_q, d_k), (..., T_k, d_k), (..., T_k, d_v) -> (..., T_q, d_v); no (T_q, T_k) tensor kept
     return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p,
                                           is_causal=is_causal)

@@ -33,6 +33,7 @@ from utils.data import (
     PREPOSITIONS,
     VERBS,
     Vocab,
+    check_token_ids,
     pad_sequences,
 )
 from utils.positional import LearnedPositionalEncoding
@@ -87,9 +88,7 @@ class TinyGPT(nn.Module):
         self.output = nn.Linear(c.d_model, c.vocab_size)
 
     def _run(self, ids: torch.Tensor, need_weights: bool) -> tuple[torch.Tensor, list[torch.Tensor]]:
-        if not isinstance(ids, torch.Tensor) or ids.dim() != 2 or ids.dtype != torch.long:
-            shape = tuple(ids.shape) if isinstance(ids, torch.Tensor) else type(ids).__name__
-            raise ValueError(f"ids must be a (batch, seq_len) LongTensor of token ids, got {shape}")
+        check_token_ids(ids, "ids")
         t = ids.shape[1]
         if not 1 <= t <= self.config.max_len:
             raise ValueError(f"a sequence needs 1..max_len={self.config.max_len} tokens, got {t}")

@@ -43,15 +43,10 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from utils.data import Batch, TranslationData, batches
+from utils.attention import check_mask_rows
+from utils.data import Batch, TranslationData, batches, check_token_ids
 from utils.runtime import seed_everything
 from utils.train import History, fit
-
-
-def _check_ids(ids: torch.Tensor, name: str) -> None:
-    if not isinstance(ids, torch.Tensor) or ids.dim() != 2 or ids.dtype != torch.long:
-        shape = tuple(ids.shape) if isinstance(ids, torch.Tensor) else type(ids).__name__
-        raise ValueError(f"{name} must be a (batch, seq_len) LongTensor of token ids, got {shape}")
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -67,7 +62,7 @@ class GRUEncoder(nn.Module):
 
     def forward(self, src: torch.Tensor, src_lengths: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """src (B, S) ids, src_lengths (B,) -> states (B, S, C), last real state h_m (B, C)."""
-        _check_ids(src, "src")
+        check_token_ids(src, "src")
         b, s = src.shape
         if src_lengths.shape != (b,) or src_lengths.min() < 1 or src_lengths.max() > s:
             raise ValueError(f"src_lengths must be (B,) = ({b},) with values in 1..{s} (the padded "
@@ -100,6 +95,7 @@ class RNNAttention(nn.Module):
         if src_mask.dtype != torch.bool or src_mask.shape != h.shape[:2]:
             raise ValueError(f"src_mask must be a bool (B, S) = {tuple(h.shape[:2])} mask, True at real "
                              f"tokens; got {src_mask.dtype} {tuple(src_mask.shape)}")
+        check_mask_rows(src_mask, "src_mask")  # a sentence with no real token: softmax would be 0/0
         # 1. gather the encoder states and turn them into keys and values
         k = self.w_k(h)  # k_i = h_i W_K: (B, S, C) -> (B, S, d_k)
         v = self.w_v(h)  # v_i = h_i W_V: (B, S, C) -> (B, S, d_v)
@@ -152,7 +148,7 @@ class Seq2SeqGRU(nn.Module):
 
     def forward(self, batch: Batch) -> torch.Tensor:
         """Teacher forcing: logits (B, T, V) for ``batch.tgt_in`` (the decoder sees the true y_{<j})."""
-        _check_ids(batch.tgt_in, "batch.tgt_in")
+        check_token_ids(batch.tgt_in, "batch.tgt_in")
         memory = self.encode(batch)
         logits, _, _ = self.decode(batch.tgt_in, memory.last[None], memory)  # s_0 = h_m
         return logits

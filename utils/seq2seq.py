@@ -24,15 +24,12 @@ import torch
 from torch import nn
 
 from utils.attention import SingleHeadAttention
-from utils.data import Batch
+from utils.data import Batch, check_token_ids
 
 
 def _check_batch(batch: Batch) -> None:
     for name in ("src", "tgt_in"):
-        ids = getattr(batch, name)
-        if not isinstance(ids, torch.Tensor) or ids.dim() != 2 or ids.dtype != torch.long:
-            shape = tuple(ids.shape) if isinstance(ids, torch.Tensor) else type(ids).__name__
-            raise ValueError(f"batch.{name} must be a (batch, seq_len) LongTensor of token ids, got {shape}")
+        check_token_ids(getattr(batch, name), f"batch.{name}")
     if batch.src_mask.dtype != torch.bool or batch.src_mask.shape != batch.src.shape:
         raise ValueError(f"batch.src_mask must be a bool mask shaped like batch.src "
                          f"{tuple(batch.src.shape)}, True at real tokens; got {batch.src_mask.dtype} "

@@ -36,6 +36,7 @@ import torch
 from torch import nn
 
 from utils.attention import MultiHeadAttention, copy_from_torch_mha
+from utils.data import check_token_ids
 from utils.positional import SinusoidalPositionalEncoding
 
 
@@ -226,9 +227,7 @@ class Transformer(nn.Module):
             embed.weight.data[c.pad_id] = 0.0
 
     def _embed(self, ids: torch.Tensor, embed: nn.Embedding, name: str) -> torch.Tensor:
-        if not isinstance(ids, torch.Tensor) or ids.dim() != 2 or ids.dtype != torch.long:
-            shape = tuple(ids.shape) if isinstance(ids, torch.Tensor) else type(ids).__name__
-            raise ValueError(f"{name} must be a (batch, seq_len) LongTensor of token ids, got {shape}")
+        check_token_ids(ids, name)
         if ids.shape[1] > self.config.max_len:
             raise ValueError(f"{name} has {ids.shape[1]} tokens, more than max_len={self.config.max_len}")
         return self.positional(embed(ids) * math.sqrt(self.config.d_model))  # (B, T) -> (B, T, C)
