@@ -7,9 +7,27 @@ import json
 import pytest
 import torch
 
-from utils.checks import CheckFailed, ResultOutOfRange, check_function, check_result, check_value
+from utils.checks import (
+    MISTAKES,
+    CheckFailed,
+    NotDoneYet,
+    ResultOutOfRange,
+    check_function,
+    check_prediction,
+    check_result,
+    check_value,
+    strict,
+    strict_checks,
+)
 
 HINT = "subtract the row maximum before exponentiating"
+
+
+@pytest.fixture(autouse=True)
+def _strict(monkeypatch):
+    """These tests read the raised messages: checks raise as under grading (see the lenient tests)."""
+    monkeypatch.setenv("COURSE_CHECKS", "strict")
+    monkeypatch.delenv("NBGRADER_EXECUTION", raising=False)
 
 
 def _reference(x: torch.Tensor) -> torch.Tensor:
@@ -243,3 +261,102 @@ def test_check_result_records_every_result_and_reports_a_miss_when_asked(monkeyp
                           "margin": pytest.approx(0.01), "passed": True}
     assert records[1]["passed"] is False and records[1]["margin"] == pytest.approx(-0.48)
     assert "MISS bad: 0.5" in capsys.readouterr().out
+
+
+# ---------------------------------------------------------------------------------------------------
+# Lenient and strict modes, mistakes, predictions
+# ---------------------------------------------------------------------------------------------------
+def _stub(x):
+    raise NotImplementedError("Exercise 0.1: write your solution here")
+
+
+def test_a_student_run_prints_one_line_for_an_unfinished_exercise_and_goes_on(monkeypatch, capsys):
+    monkeypatch.delenv("COURSE_CHECKS")
+    assert not strict()
+    assert check_function(_stub, _reference, _inputs(), name="Exercise 0.1", hint=HINT) is False
+    out = capsys.readouterr().out
+    assert out.count("\n") == 1 and out.startswith("Exercise 0.1: not implemented yet")
+
+
+def test_a_student_run_prints_a_wrong_answer_with_its_hint_and_goes_on(monkeypatch, capsys):
+    monkeypatch.delenv("COURSE_CHECKS")
+    assert check_function(torch.exp, _reference, _inputs(), name="Exercise 0.1", hint=HINT) is False
+    assert check_value(1, 2, name="Exercise 0.2") is False
+    out = capsys.readouterr().out
+    assert "NOT YET  Exercise 0.1 (input 0): values differ" in out and f"Hint: {HINT}" in out
+    assert "NOT YET  Exercise 0.2: expected 2, got 1" in out
+
+
+@pytest.mark.parametrize("how", ["nbgrader", "env", "context"])
+def test_grading_makes_an_unfinished_exercise_fail(monkeypatch, how):
+    monkeypatch.delenv("COURSE_CHECKS")
+    if how == "nbgrader":
+        monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
+    elif how == "env":
+        monkeypatch.setenv("COURSE_CHECKS", "strict")
+    with strict_checks() if how == "context" else _nothing():
+        assert strict()
+        with pytest.raises(NotDoneYet, match="Exercise 0.1: not implemented yet.*\nHint: "):
+            check_function(_stub, _reference, _inputs(), name="Exercise 0.1", hint=HINT)
+    assert strict() == (how != "context")
+
+
+class _nothing:
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc):
+        return False
+
+
+def _scaled(q, k):
+    return torch.softmax(q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5, dim=-1)
+
+
+_ATTENTION_MISTAKES = {
+    MISTAKES["unscaled"]: lambda q, k: torch.softmax(q @ k.transpose(-2, -1), dim=-1),
+    MISTAKES["softmax_axis"]: lambda q, k: torch.softmax(q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5,
+                                                         dim=-2),
+}
+
+
+@pytest.mark.parametrize("key", ["unscaled", "softmax_axis"])
+def test_a_typical_mistake_is_named(key):
+    wrong = _ATTENTION_MISTAKES[MISTAKES[key]]
+    q, k = torch.randn(2, 4, 8), torch.randn(2, 5, 8)
+    with pytest.raises(CheckFailed, match="Exercise 2.1: this looks like " + MISTAKES[key][:20]):
+        check_function(wrong, _scaled, [(q, k)], name="Exercise 2.1", hint=HINT,
+                       mistakes=_ATTENTION_MISTAKES)
+
+
+def test_an_unknown_mistake_still_gets_the_plain_verdict():
+    q, k = torch.randn(2, 4, 8), torch.randn(2, 5, 8)
+    with pytest.raises(CheckFailed, match="values differ") as err:
+        check_function(lambda q, k: _scaled(q, k) * 2, _scaled, [(q, k)], name="Exercise 2.1",
+                       mistakes=_ATTENTION_MISTAKES)
+    assert "looks like" not in str(err.value)
+
+
+def test_a_mistake_that_equals_the_reference_is_not_blamed():
+    # on 1-dimensional keys the scaling by sqrt(1) changes nothing: no "unscaled" diagnosis
+    q, k = torch.randn(1, 3, 1), torch.randn(1, 3, 1)
+    with pytest.raises(CheckFailed) as err:
+        check_function(lambda q, k: _scaled(q, k) + 1, _scaled, [(q, k)], name="Exercise 2.1",
+                       mistakes=_ATTENTION_MISTAKES)
+    assert "looks like" not in str(err.value)
+
+
+def test_mistakes_must_be_functions():
+    with pytest.raises(TypeError, match="the mistake 'x' needs a function"):
+        check_function(_scaled, _scaled, [(torch.ones(1, 1, 1), torch.ones(1, 1, 1))], name="E",
+                       mistakes={"x": 3})
+
+
+def test_check_prediction(monkeypatch, capsys):
+    assert check_prediction(4, 4, name="Prediction 3.1", explain="two times two") is True
+    assert "your prediction was right. two times two" in capsys.readouterr().out
+    with pytest.raises(CheckFailed, match="expected 4, got 5\nWhy: two times two"):
+        check_prediction(5, 4, name="Prediction 3.1", explain="two times two")
+    with pytest.raises(NotDoneYet, match="write your prediction"):
+        check_prediction(None, 4, name="Prediction 3.1", explain="")
+    assert check_prediction(0.52, 0.5, name="P", explain="", atol=0.05) is True

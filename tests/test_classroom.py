@@ -257,7 +257,7 @@ def test_grade_runs_a_submission_and_reads_each_check(tmp_path, capsys):
     assert classroom.main(["grade", str(tmp_path / "07_alice.ipynb"), "--csv", str(tmp_path / "g.csv")]) == 0
     out = capsys.readouterr().out
     assert "PASS  07_alice.ipynb  Exercise 7.1: Exercise 7.1: correct on all 1 test inputs." in out
-    assert "FAIL  07_alice.ipynb  Exercise 7.2: CheckFailed: Exercise 7.2: not implemented yet" in out
+    assert "FAIL  07_alice.ipynb  Exercise 7.2: NotDoneYet: Exercise 7.2: not implemented yet" in out
     assert "1 of 2 checks passed" in out
     assert (tmp_path / "g.csv").read_text().splitlines()[0] == "notebook,exercise,passed,message"
 

@@ -12,6 +12,17 @@ at_least=0.98)`` prints the value with its margin, and fails with a message that
 promised and what may have moved it. With ``$COURSE_RESULTS`` set to a file, every result is also
 appended there as one JSON line and a miss is reported instead of raised: that is how
 ``scripts/robustness.py`` collects every chapter's results over many seeds and thread counts.
+
+Two modes. While a student works through a notebook (the default), a check that fails *prints* its
+verdict and returns False, so Run All still reaches the end of the chapter: an unfinished exercise
+prints one line, a wrong answer prints what is wrong and the hint. Under grading (nbgrader sets
+``$NBGRADER_EXECUTION``), with ``$COURSE_CHECKS=strict``, or inside ``strict_checks()``, a failed check
+raises ``CheckFailed`` instead, so the exercise counts as failed.
+
+A check also recognises the typical mistakes: ``mistakes={"the scores not scaled by sqrt(d_k)":
+fn, ...}`` maps a description to a function that makes that mistake; an answer that matches one of them
+(and not the reference) gets "this looks like <description>", not only "wrong". ``MISTAKES`` holds the
+course's wording for the mistakes that recur from chapter to chapter.
 """
 
 from __future__ import annotations
@@ -19,22 +30,71 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 import torch
+
+# The course's one wording for the mistakes that recur across chapters; a check's ``mistakes=`` uses
+# these keys' values as its descriptions, so every chapter names a mistake the same way.
+MISTAKES = {
+    "unscaled": "scores not scaled by sqrt(d_k)",
+    "softmax_axis": "a softmax over the wrong axis (each query's weights must sum to 1 over the keys)",
+    "mask_transposed": "a transposed mask (rows are queries, columns are keys)",
+    "mask_inverted": "an inverted mask (True must mean 'may attend')",
+    "causal_off_by_one": "a causal mask off by one (token i may see itself, but not token i + 1)",
+    "mask_after_softmax": "a mask applied after the softmax (the kept weights no longer sum to 1)",
+    "unbiased_variance": "the unbiased variance in layer norm (divide by d_model, not d_model - 1)",
+    "missing_residual": "a missing residual connection (the sublayer's input is not added back)",
+    "heads_order": "heads split in the wrong order (view as (B, T, H, D), then move H before T)",
+}
 
 
 class CheckFailed(AssertionError):
     """Raised by a check when an exercise answer is wrong or missing; the message holds the hint."""
 
 
-def _fail(name: str, problem: str, hint: str | None) -> None:
+class NotDoneYet(CheckFailed):
+    """A ``CheckFailed`` for an exercise whose function is still the stub that raises."""
+
+
+_STRICT_DEPTH = 0
+
+
+def strict() -> bool:
+    """True when a failed check must raise: under grading, ``$COURSE_CHECKS=strict`` or ``strict_checks()``."""
+    return (_STRICT_DEPTH > 0 or bool(os.environ.get("NBGRADER_EXECUTION"))
+            or os.environ.get("COURSE_CHECKS", "").strip().lower() == "strict")
+
+
+@contextmanager
+def strict_checks() -> Iterator[None]:
+    """Within this block every failed check raises ``CheckFailed`` (tests and graders use it)."""
+    global _STRICT_DEPTH
+    _STRICT_DEPTH += 1
+    try:
+        yield
+    finally:
+        _STRICT_DEPTH -= 1
+
+
+def _report(err: CheckFailed) -> bool:
+    """Raise ``err`` in strict mode; otherwise print it for the student and return False."""
+    if strict():
+        raise err
+    if isinstance(err, NotDoneYet):
+        print(str(err).splitlines()[0])
+    else:
+        print(f"NOT YET  {err}")
+    return False
+
+
+def _fail(name: str, problem: str, hint: str | None, kind: type[CheckFailed] = CheckFailed) -> None:
     message = f"{name}: {problem}"
     if hint:
         message += f"\nHint: {hint}"
-    raise CheckFailed(message)
+    raise kind(message)
 
 
 def _describe(x: Any) -> str:
@@ -81,10 +141,36 @@ def _compare(got: Any, want: Any, name: str, hint: str | None, atol: float, rtol
 def check_value(
     got: Any, expected: Any, *, name: str, hint: str | None = None,
     atol: float = 1e-5, rtol: float = 1e-4,
-) -> None:
-    """Check one answer against the expected value; print a success line or raise ``CheckFailed``."""
-    _compare(got, expected, name, hint, atol, rtol)
+) -> bool:
+    """Check one answer against the expected value; print a success line and return True.
+
+    A wrong answer raises ``CheckFailed`` under grading, and is printed (returning False) otherwise.
+    """
+    try:
+        _compare(got, expected, name, hint, atol, rtol)
+    except CheckFailed as err:
+        return _report(err)
     print(f"{name}: correct.")
+    return True
+
+
+def check_prediction(
+    predicted: Any, measured: Any, *, name: str, explain: str, atol: float = 0.0, rtol: float = 0.0,
+) -> bool:
+    """Compare a prediction the student wrote down *before* running the code with what the code measured.
+
+    An empty prediction (``None`` or ``...``) counts as not done yet; a wrong one shows the measured
+    value and ``explain`` (why it comes out that way).
+    """
+    if predicted is None or predicted is ...:
+        return _report(NotDoneYet(f"{name}: not done yet: write your prediction in the cell above "
+                                  "before running this one"))
+    try:
+        _compare(predicted, measured, name, None, atol, rtol)
+    except CheckFailed as err:
+        return _report(CheckFailed(f"{err}\nWhy: {explain}"))
+    print(f"{name}: your prediction was right. {explain}")
+    return True
 
 
 @contextmanager
@@ -120,6 +206,30 @@ def _forbid(forbidden: Sequence[tuple[Any, str]], name: str,
             namespace[key] = value  # type: ignore[index]
 
 
+def _same(a: Any, b: Any, atol: float, rtol: float) -> bool:
+    """True when two answers agree within the tolerances (no message, no exception)."""
+    try:
+        _compare(a, b, "", None, atol, rtol)
+    except CheckFailed:
+        return False
+    except Exception:  # noqa: BLE001 - answers of unrelated types simply differ
+        return False
+    return True
+
+
+def diagnose(got: Any, want: Any, args: Sequence[Any], mistakes: Mapping[str, Callable[..., Any]],
+             atol: float = 1e-5, rtol: float = 1e-4) -> str | None:
+    """The description of the first mistake whose output on ``args`` matches ``got`` but not ``want``."""
+    for description, make_mistake in mistakes.items():
+        try:
+            mistaken = make_mistake(*args)
+        except Exception:  # noqa: BLE001 - a mistake that cannot run on this input does not match
+            continue
+        if _same(got, mistaken, atol, rtol) and not _same(want, mistaken, atol, rtol):
+            return description
+    return None
+
+
 def check_function(
     fn: Callable[..., Any],
     reference: Callable[..., Any],
@@ -130,13 +240,16 @@ def check_function(
     atol: float = 1e-5,
     rtol: float = 1e-4,
     forbidden: Sequence[tuple[Any, str]] = (),
-) -> None:
+    mistakes: Mapping[str, Callable[..., Any]] | None = None,
+) -> bool:
     """Call ``fn(*args)`` and ``reference(*args)`` for each ``args`` in ``inputs`` and compare them.
 
-    A stub that raises ``NotImplementedError`` gets a 'not done yet' message with the hint; any other
-    exception is reported with the input it happened on. ``forbidden`` lists ``(owner, attribute)``
-    pairs, e.g. ``[(torch, "softmax")]``, that the exercise asks not to use: while ``fn`` runs they raise
-    a ``CheckFailed`` saying so (the reference may still use them).
+    Returns True when every answer matches. A stub that raises ``NotImplementedError`` is "not done
+    yet"; any other exception is reported with the input it happened on. ``forbidden`` lists ``(owner,
+    attribute)`` pairs, e.g. ``[(torch, "softmax")]``, that the exercise asks not to use: while ``fn``
+    runs they raise a ``CheckFailed`` saying so (the reference may still use them). ``mistakes`` maps a
+    description to a function making that mistake: a wrong answer equal to its output is named.
+    A failure raises ``CheckFailed`` under grading and is printed otherwise (see the module's docstring).
     """
     if not callable(fn):
         raise TypeError(f"{name}: expected your function, got {_describe(fn)}")
@@ -146,6 +259,22 @@ def check_function(
     for owner, attribute in forbidden:
         if not hasattr(owner, attribute):
             raise ValueError(f"{name}: cannot forbid {attribute!r}: {owner!r:.60} has no such attribute")
+    for description, make_mistake in (mistakes or {}).items():
+        if not callable(make_mistake):
+            raise TypeError(f"{name}: the mistake {description!r} needs a function, got "
+                            f"{_describe(make_mistake)}")
+    try:
+        _run_cases(fn, reference, cases, name, hint, atol, rtol, forbidden, mistakes or {})
+    except CheckFailed as err:
+        return _report(err)
+    print(f"{name}: correct on all {len(cases)} test inputs.")
+    return True
+
+
+def _run_cases(fn: Callable[..., Any], reference: Callable[..., Any], cases: list[Sequence[Any]],
+               name: str, hint: str | None, atol: float, rtol: float,
+               forbidden: Sequence[tuple[Any, str]], mistakes: Mapping[str, Callable[..., Any]]) -> None:
+    """``check_function``'s comparisons; raises ``CheckFailed`` (or ``NotDoneYet``) at the first miss."""
     for i, args in enumerate(cases):
         args = tuple(args)
         stub = False
@@ -161,11 +290,18 @@ def check_function(
             _fail(name, f"your function raised {type(err).__name__}: {err} (on input {i}: {shapes})",
                   hint)
         if stub:
-            _fail(name, "not implemented yet: replace the `raise NotImplementedError` line in the "
-                  "exercise cell with your code, run that cell, then run this one again", hint)
+            _fail(name, "not implemented yet: write your code in place of the `raise "
+                  "NotImplementedError` line in the exercise cell, run that cell, then this one",
+                  hint, NotDoneYet)
         want = reference(*args)
-        _compare(got, want, f"{name} (input {i})", hint, atol, rtol)
-    print(f"{name}: correct on all {len(cases)} test inputs.")
+        try:
+            _compare(got, want, f"{name} (input {i})", hint, atol, rtol)
+        except CheckFailed:
+            mistake = diagnose(got, want, args, mistakes, atol, rtol)
+            if mistake is None:
+                raise
+            _fail(name, f"this looks like {mistake} (on input {i} your answer equals what that "
+                  "mistake gives)", hint)
 
 
 # ---------------------------------------------------------------------------------------------------

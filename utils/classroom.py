@@ -439,12 +439,14 @@ def _namespace(nb: nbformat.NotebookNode, ex: Exercise, cells: list[int] | None)
 
 
 def _run(sources: list[str], namespace: dict[str, object], label: str) -> Run:
+    from utils.checks import strict_checks
     from utils.runtime import seed_everything
 
     seed_everything(0)
     try:
-        for k, source in enumerate(sources):
-            exec(compile(source, f"<{label}, cell {k}>", "exec"), namespace)
+        with strict_checks():
+            for k, source in enumerate(sources):
+                exec(compile(source, f"<{label}, cell {k}>", "exec"), namespace)
     except Exception as err:  # noqa: BLE001 - an exercise cell may raise anything
         return Run(type(err).__name__, tuple(c.__name__ for c in type(err).__mro__), str(err))
     return Run(None)
@@ -478,6 +480,8 @@ def run_exercise_both(nb: nbformat.NotebookNode, ex: Exercise, cells: list[int] 
 
 
 _KERNEL_HELPER = """
+import os as __os
+__os.environ["COURSE_CHECKS"] = "strict"
 import json as __json
 __results__ = {}
 def __try__(key, sources):
@@ -644,7 +648,10 @@ def grade_notebook(path: str | Path, timeout: int = 600) -> list[tuple[str, bool
     """
     from nbclient import NotebookClient
 
+    import os
+
     nb = nbformat.read(path, as_version=4)
+    os.environ["COURSE_CHECKS"] = "strict"  # the kernel inherits it: a failed check raises
     NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=True,
                    resources={"metadata": {"path": str(Path(path).parent)}}).execute()
     results = []
