@@ -479,6 +479,25 @@ def run_exercise_both(nb: nbformat.NotebookNode, ex: Exercise, cells: list[int] 
     return stub, solution
 
 
+def run_with_answer(nb: nbformat.NotebookNode, ex: Exercise, answer: str,
+                    cells: list[int] | None = None) -> Run:
+    """Run an exercise's check with ``answer`` (the code of a whole solution cell) in place of the
+    reference solution, in the same fresh namespace as ``run_exercise``; the check runs strict."""
+    if ex.check_cell is None:
+        raise ValueError(f"{ex.notebook}: {ex.name} has no auto-check cell after its solution")
+    label = f"{ex.notebook}: {ex.name} (a given answer)"
+    with contextlib.redirect_stdout(io.StringIO()):
+        from utils.runtime import seed_everything
+
+        seed_everything(0)
+        try:
+            namespace = _namespace(nb, ex, cells)
+        except Exception as err:  # noqa: BLE001 - the notebook's own cells failed
+            return Run(type(err).__name__, tuple(c.__name__ for c in type(err).__mro__), str(err))
+        sources = [cell_python(answer), cell_python(nb.cells[ex.check_cell].source)]
+        return _run(sources, namespace, label)
+
+
 _KERNEL_HELPER = """
 import os as __os
 __os.environ["COURSE_CHECKS"] = "strict"
