@@ -37,7 +37,7 @@ lint: setup
 	$(BIN)/ruff check utils tests scripts chapters
 
 student: setup
-	$(BIN)/python -m utils.classroom student --out student
+	$(BIN)/python -m classroom student --out student
 
 bench: setup
 	$(BIN)/python scripts/benchmark.py

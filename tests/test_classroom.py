@@ -1,9 +1,9 @@
-"""Tests of utils/classroom.py: the student edition, and every exercise's auto-check on every chapter.
+"""Tests of classroom/: the student edition, and every exercise's auto-check on every chapter.
 
 For each chapter in chapters/ the student edition (written by the documented command) must contain no
 solution text, and each exercise's check must fail on the stub with "not implemented yet" and its hint,
 and pass on the reference solution. Exercises run in a fresh namespace holding only the notebook's
-imports (they are required to be self-contained, see utils/classroom.py); one that is not falls back
+imports (they are required to be self-contained, see classroom/); one that is not falls back
 to a run of its whole notebook in a kernel, with a warning.
 """
 
@@ -18,7 +18,8 @@ import pytest
 
 nbformat = pytest.importorskip("nbformat", reason="the classroom kit needs nbformat (requirements.txt)")
 
-from utils import classroom  # noqa: E402  (needs nbformat)
+import classroom  # noqa: E402  (needs nbformat)
+import classroom.__main__ as cli  # noqa: E402
 from utils.checks import CheckFailed  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -237,13 +238,13 @@ def test_command_line_writes_and_checks_a_student_edition(tmp_path, capsys):
     chapters, out = tmp_path / "chapters", tmp_path / "student"
     chapters.mkdir()
     nbformat.write(toy_notebook(), chapters / "07_toy.ipynb")
-    assert classroom.main(["student", "--chapters", str(chapters), "--out", str(out), "--verify"]) == 0
+    assert cli.main(["student", "--chapters", str(chapters), "--out", str(out), "--verify"]) == 0
     assert (out / "07_toy.ipynb").exists() and (out / "README.md").exists()
     assert "Student edition: OK" in capsys.readouterr().out
     leaked = nbformat.read(out / "07_toy.ipynb", as_version=4)
     leaked.cells[0].source += "\n    return -x  # secret-negate-line"
     nbformat.write(leaked, out / "07_toy.ipynb")
-    assert classroom.main(["check", "--chapters", str(chapters), "--out", str(out), "--no-execute"]) == 1
+    assert cli.main(["check", "--chapters", str(chapters), "--out", str(out), "--no-execute"]) == 1
     assert "secret-negate-line" in capsys.readouterr().out
 
 
@@ -254,7 +255,7 @@ def test_grade_runs_a_submission_and_reads_each_check(tmp_path, capsys):
     stub.source = stub.source.replace('raise NotImplementedError("Exercise 7.1: write your solution here")',
                                       "return x * 2")
     nbformat.write(submission, tmp_path / "07_alice.ipynb")
-    assert classroom.main(["grade", str(tmp_path / "07_alice.ipynb"), "--csv", str(tmp_path / "g.csv")]) == 0
+    assert cli.main(["grade", str(tmp_path / "07_alice.ipynb"), "--csv", str(tmp_path / "g.csv")]) == 0
     out = capsys.readouterr().out
     assert "PASS  07_alice.ipynb  Exercise 7.1: Exercise 7.1: correct on all 1 test inputs." in out
     assert "FAIL  07_alice.ipynb  Exercise 7.2: NotDoneYet: Exercise 7.2: not implemented yet" in out
@@ -264,7 +265,7 @@ def test_grade_runs_a_submission_and_reads_each_check(tmp_path, capsys):
 
 def test_make_student_is_the_documented_command():
     makefile = (REPO_ROOT / "Makefile").read_text()
-    assert "-m utils.classroom student --out student" in makefile
+    assert "-m classroom student --out student" in makefile
 
 
 # --- every real chapter ---------------------------------------------------------------------------
@@ -273,7 +274,7 @@ def test_make_student_is_the_documented_command():
 def student_edition(tmp_path_factory) -> Path:
     """The student edition of the real chapters, written by the documented command."""
     out = tmp_path_factory.mktemp("student")
-    assert classroom.main(["student", "--chapters", str(REPO_ROOT / "chapters"), "--out", str(out)]) == 0
+    assert cli.main(["student", "--chapters", str(REPO_ROOT / "chapters"), "--out", str(out)]) == 0
     return out
 
 
@@ -312,7 +313,7 @@ def test_exercise_check_fails_on_stub_and_passes_on_solution(path, number):
     outcome = classroom.exercise_outcome(nb, ex, path, kernel_cache=_kernel_results)
     if not outcome.self_contained:
         warnings.warn(f"{path.name}: {ex.name} is not self-contained (it reads variables the notebook "
-                      f"computed earlier); tested {outcome.mode}, which is slower. See utils/classroom.py.",
+                      f"computed earlier); tested {outcome.mode}, which is slower. See classroom/.",
                       stacklevel=1)
     assert classroom.outcome_problems(outcome) == []
     assert issubclass(CheckFailed, AssertionError)

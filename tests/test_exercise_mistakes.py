@@ -12,7 +12,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from utils import classroom
+import classroom
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((REPO_ROOT / "chapters").glob("[0-9][0-9]_*.ipynb"))
@@ -50,6 +50,7 @@ def test_a_wrong_answer_fails_and_its_mistake_is_named(path, wrong):
     run = classroom.run_with_answer(nb, ex, wrong.code)
     if run.error == "NameError":  # the exercise reads the notebook's earlier state
         run = classroom.run_with_answer(nb, ex, wrong.code, classroom.slice_cells(nb, ex))
-    assert run.check_failed, f"{wrong.exercise}: the wrong answer was not rejected ({run.error}: {run.message})"
+    assert run.check_failed, (
+        f"{wrong.exercise}: the wrong answer was not rejected ({run.error}: {run.message})")
     assert f"this looks like {wrong.mistake}" in run.message, (
         f"{wrong.exercise}: expected the check to name {wrong.mistake!r}; it said: {run.message}")

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from utils.classroom import cell_python
+from classroom.exercises import cell_python
 
 REPO = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((REPO / "chapters").glob("*.ipynb"))

@@ -13,7 +13,6 @@ Modules, one per subject, imported by the chapter notebooks:
 - ``utils.efficient``   the fused attention fast path, timing and memory measurements (chapter 9)
 - ``utils.gpt``         a tiny decoder-only (GPT-style) model, sampling, a grammar checker (chapter 9)
 - ``utils.corpus``      a loader for a real parallel corpus (Tatoeba English-French), for online readers
-- ``utils.classroom``   the student edition without solutions (``make student``)
 - ``utils.train``       a training loop with progress bars, evaluation helpers
 - ``utils.plots``       attention heatmaps and other figures
 - ``utils.checks``      auto-checks for the exercises, with hints

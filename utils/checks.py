@@ -63,7 +63,7 @@ _STRICT_DEPTH = 0
 
 
 def strict() -> bool:
-    """True when a failed check must raise: under grading, ``$COURSE_CHECKS=strict`` or ``strict_checks()``."""
+    """True when a failed check must raise: grading, ``$COURSE_CHECKS=strict``, ``strict_checks()``."""
     return (_STRICT_DEPTH > 0 or bool(os.environ.get("NBGRADER_EXECUTION"))
             or os.environ.get("COURSE_CHECKS", "").strip().lower() == "strict")
 

@@ -1,0 +1,82 @@
+"""The classroom kit: a student edition of the chapters with the solutions taken out, and its checks.
+
+    python -m classroom student --out student            # write student/NN_name.ipynb (`make student`)
+    python -m classroom student --out student --verify   # ... then check it (see below)
+    python -m classroom check                            # check, writing nothing
+    python -m classroom grade submissions/*.ipynb --csv grades.csv   # run and read the checks
+
+The student edition follows nbgrader's ``ClearSolutions`` convention, with nbformat only:
+
+- in every code cell the lines from ``### BEGIN SOLUTION`` to ``### END SOLUTION`` become
+  ``# YOUR CODE HERE`` and ``raise NotImplementedError("Exercise N.k: write your solution here")`` at
+  the indentation of the ``### BEGIN SOLUTION`` line (the ``def`` line above it stays);
+- the ``{solution-start}`` and ``{solution-end}`` markdown cells, and any markdown between them, go;
+- the ``{exercise}`` blocks become plain markdown headings (Jupyter does not render MyST directives);
+- the auto-check cells stay; every output and execution count is cleared.
+
+Exercise rule (the tests rely on it): an exercise is SELF-CONTAINED. Its solution cell(s) and the
+auto-check cell after ``{solution-end}`` must run in a fresh namespace that holds only the notebook's
+imports (every top-level ``import`` / ``from ... import``) and, from the cells before the exercise,
+its top-level ``def`` / ``class`` statements and literal constants (``d_model = 32``), but none of its
+computations (no data, model or tensor made earlier). Data the check needs is made inside the check
+cell. The check calls ``utils.checks.check_function`` (or ``check_value``) with a literal ``hint=``;
+on the stub it must raise ``CheckFailed`` saying "not implemented yet" with that hint, and on the
+reference solution it must pass. An exercise that breaks the rule still gets tested, more slowly: with
+the earlier cells that define the names it reads (``slice_cells``), or failing that in a run of its
+whole notebook in a Jupyter kernel (``run_exercises_in_kernel``); the test warns.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from classroom.edition import write_student_edition
+from classroom.grading import grade_notebook
+from classroom.running import check
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command line: ``student`` (write the student edition), ``check`` (verify one), ``grade``."""
+    parser = argparse.ArgumentParser(prog="python -m classroom", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    student = sub.add_parser("student", help="write the student edition")
+    student.add_argument("--out", default="student", help="folder to write (default: student)")
+    student.add_argument("--verify", action="store_true", help="then check it, running every exercise")
+    checker = sub.add_parser("check", help="check the student edition and run every exercise's check")
+    checker.add_argument("--out", default=None, help="check this written edition, not one made in memory")
+    checker.add_argument("--no-execute", action="store_true", help="only the static checks")
+    for p in (student, checker):
+        p.add_argument("--chapters", default="chapters", help="folder of the full notebooks")
+    grader = sub.add_parser("grade", help="run students' notebooks and report each exercise's check")
+    grader.add_argument("notebooks", nargs="+", help="submitted notebooks")
+    grader.add_argument("--csv", default=None, help="also write the results to this CSV file")
+    args = parser.parse_args(argv)
+    if args.command == "grade":
+        rows = [(nb, *result) for nb in args.notebooks for result in grade_notebook(nb)]
+        for nb, name, passed, message in rows:
+            print(f"{'PASS' if passed else 'FAIL'}  {Path(nb).name}  {name}: {message}")
+        if args.csv:
+            import csv
+
+            with open(args.csv, "w", newline="") as handle:
+                csv.writer(handle).writerows([("notebook", "exercise", "passed", "message"), *rows])
+        print(f"{sum(r[2] for r in rows)} of {len(rows)} checks passed")
+        return 0
+    if args.command == "student":
+        written = write_student_edition(args.chapters, args.out)
+        print(f"Wrote {len(written)} student notebooks to {args.out}/")
+        if not args.verify:
+            return 0
+        problems = check(args.chapters, args.out, execute=True)
+    else:
+        problems = check(args.chapters, args.out, execute=not args.no_execute)
+    for problem in problems:
+        print("PROBLEM:", problem)
+    print("Student edition: OK" if not problems else f"Student edition: {len(problems)} problem(s)")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
