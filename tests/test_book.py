@@ -174,6 +174,53 @@ def test_exercises_and_collapsed_solutions(built_book, entry):
             "{solution-end} in separate markdown cells around the code?")
 
 
+def _check_names(entry: str) -> list[str]:
+    """The exercise names the notebook's auto-checks use, in order ("Exercise 4.1", ...)."""
+    names = []
+    for cell in _cells(entry, "code"):
+        names += re.findall(r"""\bname\s*=\s*["'](Exercise \d+\.\d+)["']""", _source(cell))
+    return list(dict.fromkeys(names))
+
+
+@pytest.mark.parametrize("entry", _params(NOTEBOOK_ENTRIES))
+def test_exercises_are_numbered_per_chapter_as_the_checks_name_them(built_book, entry):
+    page, _ = _page(built_book, entry)
+    shown = [re.match(r"Exercise (\d+\.\d+)", e.select_one(".admonition-title, p.admonition-title")
+                      .get_text(" ", strip=True)) for e in page.select("div.exercise")]
+    shown_names = [f"Exercise {m.group(1)}" for m in shown if m]
+    assert len(shown_names) == len(shown), f"{entry}: an exercise title is not 'Exercise N.k'"
+    chapter = int(Path(entry).name[:2])
+    assert shown_names == [f"Exercise {chapter}.{k}" for k in range(1, len(shown) + 1)]
+    assert shown_names == _check_names(entry), (
+        f"{entry}: the book numbers {shown_names}, the checks name {_check_names(entry)}")
+    for solution in page.select("div.solution"):
+        title = solution.select_one(".admonition-title, p.admonition-title").get_text(" ", strip=True)
+        assert re.match(rf"Solution to Exercise {chapter}\.\d+", title), f"{entry}: {title!r}"
+
+
+@pytest.mark.parametrize("entry", _params(NOTEBOOK_ENTRIES))
+def test_no_solution_marker_on_the_page(built_book, entry):
+    _, path = _page(built_book, entry)
+    text = path.read_text(encoding="utf-8")
+    for marker in ("BEGIN SOLUTION", "END SOLUTION"):
+        assert marker not in text, f"{entry}: the page shows '### {marker}'"
+
+
+@pytest.mark.parametrize("entry", _params(NOTEBOOK_ENTRIES))
+def test_answers_to_the_readers_questions_are_collapsed(built_book, entry):
+    page, _ = _page(built_book, entry)
+    answers = [a for a in page.select("div.admonition")
+               if (t := a.select_one(".admonition-title")) and t.get_text(strip=True) == "Answer"]
+    assert len(answers) == _count(entry, "admonition") - _count_other_admonitions(entry)
+    for answer in answers:
+        assert "dropdown" in answer.get("class", []), f"{entry}: an Answer is not collapsed"
+
+
+def _count_other_admonitions(entry: str) -> int:
+    return sum(len(re.findall(r"^[`:]{3,}\s*\{admonition\}[ \t]*(?!Answer[ \t]*$)\S", _source(c), re.M))
+               for c in _cells(entry, "markdown"))
+
+
 @pytest.mark.parametrize("entry", _params(NOTEBOOK_ENTRIES))
 def test_colab_link_points_at_the_notebook(built_book, entry):
     page, _ = _page(built_book, entry)
