@@ -1,14 +1,26 @@
 """The teacher's kit, apart from the learners' ``utils`` package: the student edition, nbgrader
-source notebooks, and grading. ``python -m classroom --help`` lists the commands.
+source notebooks, and grading. ``python -m classroom --help`` lists the commands:
 
-- ``classroom.exercises``  finding a chapter's exercises (solution cells, check cells, names, hints)
-- ``classroom.edition``    the student edition (solutions out, MyST turned into plain Markdown)
-- ``classroom.running``    running each exercise as a stub and solved (what the tests rely on)
-- ``classroom.grading``    running submissions and reading each check's verdict
+    python -m classroom student --out student    # student/NN_name.ipynb + student/nbgrader/ (make student)
+    python -m classroom student --out student --verify   # ... then run every exercise's check
+    python -m classroom check                    # check the edition (made in memory), writing nothing
+    python -m classroom grade submitted/ --csv grades.csv  # run submissions, points per exercise
+    cd student/nbgrader && nbgrader generate_assignment 04_self_attention   # see its README.md
+
+- ``classroom.exercises``       finding a chapter's exercises (solution/check/text cells, names, points)
+- ``classroom.markdown``        MyST turned into the plain Markdown JupyterLab and Colab render
+- ``classroom.edition``         the student edition (solutions and lab fixes out, plain Markdown)
+- ``classroom.nbgrader_course`` the chapters as an nbgrader course (``student/nbgrader/``)
+- ``classroom.context``         what an exercise needs from its notebook (imports, definitions, cells)
+- ``classroom.running``         running each exercise as a stub and solved (what the tests rely on)
+- ``classroom.kernel``          the slow fallback: a whole notebook run in a kernel
+- ``classroom.grading``         running submissions and grading each exercise by its check's verdict
 """
 
 from classroom.edition import (
+    RAW_MYST,
     chapter_notebooks,
+    converted_cells,
     make_student,
     verify_student,
     write_student_edition,
@@ -16,15 +28,20 @@ from classroom.edition import (
 from classroom.exercises import (
     BEGIN,
     END,
+    POINTS,
     STUB_COMMENT,
     Exercise,
     cell_python,
     clear_solution,
+    difficulty_points,
     find_exercises,
     gate_problems,
+    is_lab_solution,
     solution_lines,
 )
-from classroom.grading import grade_notebook
+from classroom.grading import Grade, find_submissions, grade_all, grade_notebook, submission_of
+from classroom.markdown import myst_to_markdown
+from classroom.nbgrader_course import nbgrader_notebook, write_nbgrader_course
 from classroom.running import (
     Outcome,
     Run,
@@ -43,6 +60,8 @@ from classroom.running import (
 )
 
 __all__ = [
+    "POINTS", "RAW_MYST", "Grade", "converted_cells", "difficulty_points", "find_submissions", "grade_all",
+    "is_lab_solution", "myst_to_markdown", "nbgrader_notebook", "submission_of", "write_nbgrader_course",
     "BEGIN", "END", "STUB_COMMENT", "Exercise", "Outcome", "Run", "cell_python", "chapter_notebooks",
     "check", "check_exercises", "clear_solution", "exercise_outcome", "exercise_outcomes",
     "find_exercises", "gate_problems", "grade_notebook", "make_student", "notebook_context",

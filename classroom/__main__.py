@@ -1,9 +1,17 @@
 """The classroom kit: a student edition of the chapters with the solutions taken out, and its checks.
 
-    python -m classroom student --out student            # write student/NN_name.ipynb (`make student`)
+    python -m classroom student --out student            # student/NN_name.ipynb and student/nbgrader/
     python -m classroom student --out student --verify   # ... then check it (see below)
     python -m classroom check                            # check, writing nothing
-    python -m classroom grade submissions/*.ipynb --csv grades.csv   # run and read the checks
+    python -m classroom grade SUBMISSIONS --csv grades.csv   # run submissions, grade each exercise
+
+``student`` writes the student edition (``make student``) and, in ``student/nbgrader/``, the same
+chapters as an nbgrader course (``classroom.nbgrader_course``; its README says how a teacher uses it).
+``grade`` takes folders or notebooks: nbgrader's ``submitted/<student>/<assignment>/<notebook>.ipynb``,
+``<student>/<notebook>.ipynb`` or flat ``<student>__<notebook>.ipynb``; it runs each with the checks
+strict and prints, per student and notebook, each exercise's points (1/2/3 for Easy/Medium/Hard) and
+the check's diagnosis, with totals; ``--csv`` writes student, notebook, exercise, points, max_points,
+passed, diagnosis.
 
 The student edition follows nbgrader's ``ClearSolutions`` convention, with nbformat only:
 
@@ -11,7 +19,9 @@ The student edition follows nbgrader's ``ClearSolutions`` convention, with nbfor
   ``# YOUR CODE HERE`` and ``raise NotImplementedError("Exercise N.k: write your solution here")`` at
   the indentation of the ``### BEGIN SOLUTION`` line (the ``def`` line above it stays);
 - the ``{solution-start}`` and ``{solution-end}`` markdown cells, and any markdown between them, go;
-- the ``{exercise}`` blocks become plain markdown headings (Jupyter does not render MyST directives);
+  so do the cells tagged ``lab-solution`` (a find-the-bug lab's fixes);
+- MyST becomes plain Markdown (``classroom.markdown``): ``{exercise}`` blocks become "### Exercise
+  N.k: Title" headings, dropdown answers ``<details>`` blocks, admonitions blockquotes, roles text;
 - the auto-check cells stay; every output and execution count is cleared.
 
 Exercise rule (the tests rely on it): an exercise is SELF-CONTAINED. Its solution cell(s) and the
@@ -33,13 +43,16 @@ import sys
 from pathlib import Path
 
 from classroom.edition import write_student_edition
-from classroom.grading import grade_notebook
+from classroom.grading import grade_all, report, write_csv
+from classroom.nbgrader_course import write_nbgrader_course
 from classroom.running import check
 
 
 def main(argv: list[str] | None = None) -> int:
     """Command line: ``student`` (write the student edition), ``check`` (verify one), ``grade``."""
-    parser = argparse.ArgumentParser(prog="python -m classroom", description=__doc__.splitlines()[0])
+    usage = __doc__.split("The student edition follows")[0].split("\n", 1)[1]
+    parser = argparse.ArgumentParser(prog="python -m classroom", description=__doc__.splitlines()[0],
+                                     epilog=usage, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
     student = sub.add_parser("student", help="write the student edition")
     student.add_argument("--out", default="student", help="folder to write (default: student)")
@@ -49,24 +62,29 @@ def main(argv: list[str] | None = None) -> int:
     checker.add_argument("--no-execute", action="store_true", help="only the static checks")
     for p in (student, checker):
         p.add_argument("--chapters", default="chapters", help="folder of the full notebooks")
-    grader = sub.add_parser("grade", help="run students' notebooks and report each exercise's check")
-    grader.add_argument("notebooks", nargs="+", help="submitted notebooks")
-    grader.add_argument("--csv", default=None, help="also write the results to this CSV file")
+    grader = sub.add_parser("grade", help="run students' notebooks and grade each exercise by its check")
+    grader.add_argument("submissions", nargs="+",
+                        help="folders or notebooks: submitted/<student>/<assignment>/<nb>.ipynb, "
+                             "<student>/<nb>.ipynb or <student>__<nb>.ipynb")
+    grader.add_argument("--csv", default=None, help="also write one row per exercise to this CSV file")
+    grader.add_argument("--chapters", default="chapters", help="the full notebooks (for the points)")
+    grader.add_argument("--timeout", type=int, default=1800, help="seconds a cell may run")
     args = parser.parse_args(argv)
     if args.command == "grade":
-        rows = [(nb, *result) for nb in args.notebooks for result in grade_notebook(nb)]
-        for nb, name, passed, message in rows:
-            print(f"{'PASS' if passed else 'FAIL'}  {Path(nb).name}  {name}: {message}")
+        rows = grade_all(args.submissions, args.chapters, args.timeout)
+        if not rows:
+            print("No graded exercise found in", " ".join(args.submissions))
+            return 1
+        print(report(rows))
         if args.csv:
-            import csv
-
-            with open(args.csv, "w", newline="") as handle:
-                csv.writer(handle).writerows([("notebook", "exercise", "passed", "message"), *rows])
-        print(f"{sum(r[2] for r in rows)} of {len(rows)} checks passed")
+            write_csv(rows, args.csv)
+            print(f"Wrote {len(rows)} rows to {args.csv}")
         return 0
     if args.command == "student":
         written = write_student_edition(args.chapters, args.out)
-        print(f"Wrote {len(written)} student notebooks to {args.out}/")
+        course = write_nbgrader_course(args.chapters, Path(args.out) / "nbgrader")
+        print(f"Wrote {len(written)} student notebooks to {args.out}/ and {len(course)} nbgrader "
+              f"assignments to {args.out}/nbgrader/")
         if not args.verify:
             return 0
         problems = check(args.chapters, args.out, execute=True)

@@ -17,8 +17,23 @@ _EXERCISE = re.compile(
     r"^(?P<fence>[`:]{3,})\s*\{exercise\}[ \t]*(?P<title>[^\n]*)\n(?P<body>.*?)^(?P=fence)\s*$", re.M | re.S)
 _LABEL = re.compile(r"^\s*:label:\s*(?P<label>\S+)", re.M)
 _CHECK_NAME = re.compile(r"""\bname\s*=\s*(["'])(?P<name>.+?)\1""")
+_DIFFICULTY = re.compile(r"\*(?P<level>Easy|Medium|Hard) · about (?P<minutes>\d+) minutes?\.\*")
+POINTS = {"Easy": 1, "Medium": 2, "Hard": 3}  # an exercise's points (nbgrader, `classroom grade`)
+DEFAULT_POINTS = 1  # for an exercise whose text gives no difficulty line
+LAB_SOLUTION_TAG = "lab-solution"  # a find-the-bug lab's fix: a code cell inside a solution gate
 
 
+def is_lab_solution(cell: nbformat.NotebookNode) -> bool:
+    """A code cell tagged ``lab-solution`` (the fix of a lab's buggy cell; students never get it)."""
+    return LAB_SOLUTION_TAG in cell.get("metadata", {}).get("tags", [])
+
+
+def difficulty_points(markdown: str) -> tuple[str, int, int | None]:
+    """(difficulty, points, minutes) from an exercise's ``*Medium · about 15 minutes.*`` line."""
+    found = _DIFFICULTY.search(markdown)
+    if not found:
+        return "", DEFAULT_POINTS, None
+    return found.group("level"), POINTS[found.group("level")], int(found.group("minutes"))
 
 
 def cell_python(source: str) -> str:
@@ -31,10 +46,6 @@ def cell_python(source: str) -> str:
     return "\n".join(lines)
 
 
-
-
-# --- finding exercises and writing the student edition ------------------------------------------------------
-
 @dataclass
 class Exercise:
     """One exercise of a notebook: its solution code cells, its check cell, its name and hint."""
@@ -46,6 +57,17 @@ class Exercise:
     solution_cells: list[int] = field(default_factory=list)
     check_cell: int | None = None
     hint: str | None = None
+    text_cell: int | None = None  # the markdown cell holding its {exercise} block
+    lab_cells: list[int] = field(default_factory=list)  # a lab's fixes (cells tagged lab-solution)
+    difficulty: str = ""  # Easy, Medium or Hard ("" when the text does not say)
+    points: int = DEFAULT_POINTS
+
+    @property
+    def grade_id(self) -> str:
+        """The id nbgrader knows its check cell by: "ex-4-2" for "Exercise 4.2" (nbgrader's ids allow
+        only letters, digits, "_" and "-")."""
+        number = self.name.rsplit(" ", 1)[-1] if self.name.startswith("Exercise ") else str(self.number)
+        return f"ex-{re.sub(r'[^A-Za-z0-9_-]', '-', number)}"
 
 
 def _chapter_number(path: str | Path) -> int | None:
@@ -111,14 +133,22 @@ def find_exercises(nb: nbformat.NotebookNode, path: str | Path = "notebook") -> 
     """Find each exercise: code cells holding solution markers, grouped by their solution gate."""
     chapter = _chapter_number(path)
     exercises: list[Exercise] = []
+    texts: dict[str, int] = {}  # {exercise} label -> its markdown cell
+    last_text: int | None = None  # the latest {exercise} cell not yet given to an exercise
     gate: Exercise | None = None  # the exercise whose {solution-start} gate is open
     current: Exercise | None = None  # the exercise still waiting for its check cell
     for i, cell in enumerate(nb.cells):
         src = cell.source
         if cell.cell_type == "markdown":
+            if _EXERCISE.search(src):
+                label = _LABEL.search(_EXERCISE.search(src).group("body"))
+                texts[label.group("label") if label else f"cell {i}"] = last_text = i
             start = _SOLUTION_START.search(src)
             if start:
-                gate = current = Exercise(str(path), len(exercises) + 1, "", label=start.group("label"))
+                label = start.group("label")
+                gate = current = Exercise(str(path), len(exercises) + 1, "", label=label,
+                                          text_cell=texts.get(label, last_text))
+                last_text = None
                 exercises.append(gate)
             if _SOLUTION_END.search(src):
                 gate = None
@@ -128,14 +158,18 @@ def find_exercises(nb: nbformat.NotebookNode, path: str | Path = "notebook") -> 
         if BEGIN in src:
             if gate is None and (current is None or current.check_cell is not None or
                                  not current.solution_cells):
-                current = Exercise(str(path), len(exercises) + 1, "")
+                current = Exercise(str(path), len(exercises) + 1, "", text_cell=last_text)
+                last_text = None
                 exercises.append(current)
             target = gate or current
             assert target is not None
             target.solution_cells.append(i)
         elif gate is not None:
-            continue  # unmarked code inside a gate: reported by `gate_problems`, kept as it is
-        elif current is not None and current.check_cell is None and current.solution_cells:
+            if is_lab_solution(cell):
+                gate.lab_cells.append(i)
+            continue  # other unmarked code inside a gate: reported by `gate_problems`, kept as it is
+        elif current is not None and current.check_cell is None and (current.solution_cells or
+                                                                      current.lab_cells):
             current.check_cell = i
             current = None
     for ex in exercises:
@@ -147,6 +181,11 @@ def find_exercises(nb: nbformat.NotebookNode, path: str | Path = "notebook") -> 
             ex.hint = _hint_of(check_src)
         else:
             ex.name = default
+        if ex.text_cell is not None:
+            text = nb.cells[ex.text_cell].source
+            ex.difficulty, ex.points, _ = difficulty_points(text)
+            label = _LABEL.search(_EXERCISE.search(text).group("body")) if _EXERCISE.search(text) else None
+            ex.label = ex.label or (label.group("label") if label else "")
     return exercises
 
 
@@ -157,22 +196,6 @@ def gate_problems(nb: nbformat.NotebookNode) -> list[str]:
         if cell.cell_type == "markdown":
             in_gate = bool(_SOLUTION_START.search(cell.source)) or (
                 in_gate and not _SOLUTION_END.search(cell.source))
-        elif cell.cell_type == "code" and in_gate and BEGIN not in cell.source:
+        elif cell.cell_type == "code" and in_gate and BEGIN not in cell.source and not is_lab_solution(cell):
             problems.append(f"cell {i} is inside a solution gate but has no '{BEGIN}' marker")
     return problems
-
-
-def _exercise_heading(markdown: str, names: dict[str, str]) -> str:
-    """Rewrite ``{exercise}`` directive blocks as plain markdown a notebook renders."""
-
-    def replace(match: re.Match[str]) -> str:
-        label = _LABEL.search(match.group("body"))
-        body = "\n".join(line for line in match.group("body").splitlines()
-                         if not re.match(r"^\s*:[\w-]+:", line)).strip()
-        title = match.group("title").strip()
-        name = names.get(label.group("label") if label else "", "Exercise")
-        return f"### {name}: {title}\n\n{body}" if title else f"### {name}\n\n{body}"
-
-    return _EXERCISE.sub(replace, markdown)
-
-

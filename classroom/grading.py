@@ -1,43 +1,162 @@
-"""Grading students' notebooks by running them and reading each auto-check's verdict."""
+"""Grading students' notebooks by running them and reading each auto-check's verdict.
+
+    python -m classroom grade SUBMISSIONS... [--csv grades.csv] [--chapters chapters]
+
+SUBMISSIONS are folders or notebooks, in any of three layouts (a folder is searched recursively):
+
+- nbgrader's ``submitted/<student>/<assignment>/<notebook>.ipynb``;
+- a folder per student, ``<student>/<notebook>.ipynb``;
+- flat files named ``<student>__<notebook>.ipynb``.
+
+Each notebook runs top to bottom in a Jupyter kernel with ``COURSE_CHECKS=strict`` (a failed check
+raises) and errors allowed, in its own folder. An exercise scores its points (1, 2, 3 for Easy, Medium,
+Hard, read from the exercise's ``*Medium · about 15 minutes.*`` line, in ``chapters/`` when the
+notebook is a chapter's, else in the submission) when its check cell ran without an error, else 0;
+its diagnosis is the first line of the check's message ("this looks like a causal mask off by one").
+"""
 
 from __future__ import annotations
 
+import csv
+import os
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
 
-from classroom.exercises import _CHECK_NAME
+from classroom.exercises import _CHECK_NAME, _EXERCISE, DEFAULT_POINTS, difficulty_points, find_exercises
 
-_CHECK_CALL = re.compile(r"\bcheck_(function|value)\s*\(")
+_CHECK_CALL = re.compile(r"\bcheck_(function|value|prediction)\s*\(")
+_HEADING = re.compile(r"^#+\s*(?P<name>Exercise\s+[\w.]+)\b", re.M)
+_PREFIX = re.compile(r"^Exercise\s+[\w.]+(\s+\(input \d+\))?:\s*")
+CSV_COLUMNS = ("student", "notebook", "exercise", "points", "max_points", "passed", "diagnosis")
 
 
-def grade_notebook(path: str | Path, timeout: int = 600) -> list[tuple[str, bool, str]]:
-    """Run a student's notebook top to bottom (errors allowed) and read each auto-check's verdict.
+@dataclass
+class Grade:
+    """One exercise of one submission."""
 
-    Returns (exercise name, passed, message) per check cell: passed when the cell ran without an error;
-    the message is the check's last line (its verdict, or the error with the hint).
-    """
-    import os
+    exercise: str  # "Exercise 4.2"
+    points: int
+    max_points: int
+    passed: bool
+    diagnosis: str  # the check's verdict, first line, without the "Exercise 4.2: " prefix
 
-    from nbclient import NotebookClient
 
-    nb = nbformat.read(path, as_version=4)
-    os.environ["COURSE_CHECKS"] = "strict"  # the kernel inherits it: a failed check raises
-    NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=True,
-                   resources={"metadata": {"path": str(Path(path).parent)}}).execute()
-    results = []
+def points_by_name(nb: nbformat.NotebookNode, path: str | Path = "notebook") -> dict[str, int]:
+    """Each exercise's points, from its difficulty line: {exercise} blocks, or the student edition's
+    "### Exercise N.k: Title" headings."""
+    points = {ex.name: ex.points for ex in find_exercises(nb, path) if ex.text_cell is not None}
+    for cell in nb.cells:
+        if cell.cell_type != "markdown" or _EXERCISE.search(cell.source):
+            continue
+        for found in _HEADING.finditer(cell.source):
+            rest = cell.source[found.end():]
+            following = _HEADING.search(rest)
+            points.setdefault(found.group("name"),
+                              difficulty_points(rest[:following.start() if following else None])[1])
+    return points
+
+
+def _first_line(text: str) -> str:
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    return _PREFIX.sub("", lines[0].strip()) if lines else ""
+
+
+def read_verdicts(nb: nbformat.NotebookNode, points: dict[str, int]) -> list[Grade]:
+    """The grade of every check cell of an executed notebook."""
+    grades = []
     for i, cell in enumerate(nb.cells):
         if cell.cell_type != "code" or not _CHECK_CALL.search(cell.source):
             continue
         found = _CHECK_NAME.search(cell.source)
         name = found.group("name") if found else f"cell {i}"
-        errors = [out for out in cell.outputs if out.output_type == "error"]
+        worth = points.get(name, DEFAULT_POINTS)
+        errors = [out for out in cell.get("outputs", []) if out.output_type == "error"]
         if errors:
-            results.append((name, False, f"{errors[0].ename}: {errors[0].evalue}".replace("\n", " ")))
+            error = errors[0]
+            kind = "" if error.ename in ("CheckFailed", "NotDoneYet") else f"{error.ename}: "
+            grades.append(Grade(name, 0, worth, False, kind + _first_line(error.evalue)))
+            continue
+        text = "".join(out.get("text", "") for out in cell.get("outputs", []) if out.output_type == "stream")
+        verdicts = [line for line in text.splitlines() if line.startswith(name)]
+        grades.append(Grade(name, worth, worth, True, _first_line(verdicts[-1] if verdicts else "ran")))
+    return grades
+
+
+def grade_notebook(path: str | Path, timeout: int = 1800,
+                   chapters: str | Path | None = "chapters") -> list[Grade]:
+    """Run a student's notebook top to bottom (checks strict, errors allowed) and grade each exercise.
+
+    Points come from ``chapters/<notebook>.ipynb`` when there is one, else from the submission itself.
+    """
+    from nbclient import NotebookClient
+
+    path = Path(path)
+    nb = nbformat.read(path, as_version=4)
+    points = points_by_name(nb, path)
+    notebook = submission_of(path)[1]
+    reference = Path(chapters) / f"{notebook}.ipynb" if chapters else None
+    if reference is not None and reference.exists():
+        points.update(points_by_name(nbformat.read(reference, as_version=4), reference))
+    env = {**os.environ, "COURSE_CHECKS": "strict"}  # the kernel's: a failed check raises
+    client = NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=True,
+                            resources={"metadata": {"path": str(path.parent.resolve())}})
+    client.execute(env=env)
+    return read_verdicts(nb, points)
+
+
+def submission_of(path: Path, root: Path | None = None) -> tuple[str, str]:
+    """(student, notebook) of a submitted notebook, from its name and folders (see the layouts above)."""
+    if "__" in path.stem:
+        student, notebook = path.stem.split("__", 1)
+        return student, notebook
+    parts = path.parts
+    if len(parts) >= 4 and parts[-4] == "submitted":
+        return parts[-3], path.stem
+    if root is not None and path.parent != root:
+        return path.relative_to(root).parts[0], path.stem
+    return path.parent.name or "student", path.stem
+
+
+def find_submissions(paths: list[str | Path]) -> list[tuple[str, str, Path]]:
+    """(student, notebook, path) for every notebook named or found (recursively) in a named folder."""
+    found = []
+    for item in map(Path, paths):
+        if item.is_dir():
+            for nb in sorted(item.rglob("*.ipynb")):
+                if ".ipynb_checkpoints" not in nb.parts:
+                    found.append((*submission_of(nb, item), nb))
         else:
-            text = "".join(out.get("text", "") for out in cell.outputs if out.output_type == "stream")
-            results.append((name, True, text.strip().splitlines()[-1] if text.strip() else "ran"))
-    return results
+            found.append((*submission_of(item), item))
+    return sorted(found, key=lambda row: (row[0], row[1]))
 
 
+def grade_all(paths: list[str | Path], chapters: str | Path | None = "chapters",
+              timeout: int = 1800) -> list[tuple[str, str, Grade]]:
+    """Grade every submission; (student, notebook, grade) per exercise."""
+    return [(student, notebook, grade) for student, notebook, path in find_submissions(paths)
+            for grade in grade_notebook(path, timeout, chapters)]
+
+
+def report(rows: list[tuple[str, str, Grade]]) -> str:
+    """Per student, per notebook, per exercise: points / max points and the diagnosis; with totals."""
+    lines: list[str] = []
+    for student in dict.fromkeys(r[0] for r in rows):
+        mine = [r for r in rows if r[0] == student]
+        lines.append(f"{student}: {sum(g.points for *_, g in mine)}/{sum(g.max_points for *_, g in mine)}")
+        for notebook in dict.fromkeys(r[1] for r in mine):
+            grades = [g for s, n, g in mine if n == notebook]
+            lines.append(f"  {notebook}: {sum(g.points for g in grades)}/{sum(g.max_points for g in grades)}")
+            lines += [f"    {g.exercise:<14} {g.points}/{g.max_points}  {g.diagnosis}" for g in grades]
+    return "\n".join(lines)
+
+
+def write_csv(rows: list[tuple[str, str, Grade]], target: str | Path) -> None:
+    """One row per student, notebook and exercise (``CSV_COLUMNS``)."""
+    with open(target, "w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(CSV_COLUMNS)
+        writer.writerows((student, notebook, g.exercise, g.points, g.max_points, g.passed, g.diagnosis)
+                         for student, notebook, g in rows)

@@ -50,7 +50,7 @@ def toy_notebook(state: str = "") -> nbformat.NotebookNode:
         _md("""
             ```{exercise} Double it
             :label: ex-07-double
-            Write `double(x)`.
+            *Medium · about 10 minutes.* Write `double(x)`.
             ```
             """),
         _md("""
@@ -75,7 +75,7 @@ def toy_notebook(state: str = "") -> nbformat.NotebookNode:
         _md("""
             ```{exercise} Negate it
             :label: ex-07-negate
-            Write `Negator().apply(x)`.
+            *Easy · about 5 minutes.* Write `Negator().apply(x)`.
             ```
             """),
         _code('''
@@ -141,7 +141,7 @@ def test_make_student_removes_solutions_and_keeps_checks():
     assert "belongs to the solution" not in text  # markdown inside the gate goes too
     assert text.count("check_function(") == 2  # auto-checks kept
     assert 'raise NotImplementedError("Exercise 7.1: write your solution here")' in text
-    assert "### Exercise 7.1: Double it\n\nWrite `double(x)`." in text  # directive -> heading
+    assert "### Exercise 7.1: Double it\n\n*Medium · about 10 minutes.* Write `double(x)`." in text
     assert ":label:" not in text
     assert all(not c.get("outputs") and c.get("execution_count") is None
                for c in student.cells if c.cell_type == "code")
@@ -185,6 +185,110 @@ def test_notebook_context_keeps_definitions_and_literal_constants_before_the_exe
         "import torch", "from utils.checks import check_function", "scale = 2.0", "sizes: tuple = (1, 2)",
         "a, (b, c) = 1, (2, 3)", "def helper(x):\n    return x", "class Box:\n    pass"]
     assert "def double" not in "\n".join(classroom.notebook_context(nb, upto=6))  # only cells before
+
+
+def test_myst_becomes_plain_markdown():
+    source = textwrap.dedent("""
+        (sec-scores)=
+        Why divide by $\\sqrt{d_k}$? See {numref}`ex-07-double`, {term}`softmax`, {term}`keys <key>`,
+        {doc}`chapter 4 <04_self_attention>`, {glue:}`accuracy`, {cite}`vaswani2017` and {math}`x^2`.
+
+        ```{admonition} Answer
+        :class: dropdown
+        Large dot products push the softmax into its flat regions.
+        ```
+
+        ```{warning}
+        Not a dropdown.
+        ```
+
+        :::{admonition} Common misconception: "zero means no weight"
+        :class: warning
+        A score of 0 is not $-\\infty$.
+
+        - first
+        :::
+
+        ```{figure} images/attention.png
+        :name: fig-attention
+        :width: 60%
+        The weights.
+        ```
+
+        ```{glossary}
+        query
+          what a position looks for
+        ```
+        """).strip()
+    plain = classroom.myst_to_markdown(source, {"ex-07-double": "Exercise 7.1"})
+    assert "(sec-scores)=" not in plain
+    assert "See Exercise 7.1, softmax, keys,\nchapter 4, accuracy, (vaswani2017) and $x^2$." in plain
+    assert ("<details><summary>Answer</summary>\n\nLarge dot products push the softmax into its flat "
+            "regions.\n\n</details>") in plain
+    assert "> **Warning**\n>\n> Not a dropdown." in plain
+    assert ('> **Common misconception: "zero means no weight"**\n>\n> A score of 0 is not $-\\infty$.\n>\n'
+            "> - first") in plain
+    assert "![The weights.](images/attention.png)" in plain
+    assert "- **query**: what a position looks for" in plain
+    assert not classroom.RAW_MYST.search(plain), plain
+    assert ":class:" not in plain and ":name:" not in plain
+
+
+def lab_notebook() -> nbformat.NotebookNode:
+    """A find-the-bug lab: a buggy cell, its fix tagged lab-solution inside a gate, then the check."""
+    nb = toy_notebook()
+    nb.cells[9:] = [
+        _md("""
+            ```{exercise} Find the bug
+            :label: ex-07-bug
+            *Hard · about 20 minutes.* `halve` is wrong: fix it in place.
+            ```
+            """),
+        _code("def halve(x):\n    return x * 2  # the bug"),
+        _md("```{solution-start} ex-07-bug\n:class: dropdown\n```"),
+        _code("def halve(x):\n    return x / 2  # lab-fix", metadata={"tags": ["lab-solution"]}),
+        _md("```{solution-end}\n```"),
+        _code("""
+            check_function(halve, reference=lambda x: x / 2, inputs=[(torch.ones(2),)], name="Exercise 7.2",
+                           hint="halve, do not double")
+            """),
+    ]
+    return nb
+
+
+def test_lab_solutions_are_found_removed_and_not_flagged():
+    nb = lab_notebook()
+    assert classroom.gate_problems(nb) == []
+    lab = classroom.find_exercises(nb, "07_toy.ipynb")[1]
+    assert (lab.name, lab.lab_cells, lab.check_cell, lab.points, lab.difficulty) == (
+        "Exercise 7.2", [12], 14, 3, "Hard")
+    student = classroom.make_student(nb, "07_toy.ipynb")
+    assert "lab-fix" not in "\n".join(c.source for c in student.cells)
+    assert "return x * 2  # the bug" in "\n".join(c.source for c in student.cells)
+    assert classroom.verify_student(nb, student) == []
+    outcome = classroom.exercise_outcomes(nb, "07_toy.ipynb", allow_kernel=False)[1]
+    assert outcome.stub.check_failed and outcome.solution.error is None  # the bug fails, the fix passes
+    assert classroom.outcome_problems(outcome) == []
+
+
+def test_nbgrader_source_has_solution_test_and_locked_cells():
+    nb = lab_notebook()
+    source = classroom.nbgrader_notebook(nb, "07_toy.ipynb")
+    meta = {c.metadata["nbgrader"]["grade_id"]: (c.cell_type, c.metadata["nbgrader"])
+            for c in source.cells if "nbgrader" in c.metadata}
+    assert meta["ex-7-1-solution"][1] == {"solution": True, "grade": False, "locked": False,
+                                          "grade_id": "ex-7-1-solution", "schema_version": 3}
+    assert meta["ex-7-1"] == ("code", {"solution": False, "grade": True, "locked": True, "points": 2,
+                                       "grade_id": "ex-7-1", "schema_version": 3})
+    assert meta["ex-7-2"][1]["points"] == 3
+    assert meta["ex-7-1-text"][0] == "markdown" and meta["ex-7-1-text"][1]["locked"]
+    assert set(meta) == {"ex-7-1-solution", "ex-7-1", "ex-7-1-text", "ex-7-2", "ex-7-2-text"}
+    text = "\n".join(c.source for c in source.cells)
+    assert "secret-double-line" in text and "lab-fix" not in text and "{solution" not in text
+    assert "belongs to the solution" not in text
+    assert "### Exercise 7.1: Double it" in text
+    kept = classroom.nbgrader_notebook(nb, "07_toy.ipynb", lab_solutions=True)
+    assert "lab-fix" in "\n".join(c.source for c in kept.cells)
 
 
 # --- running exercises ----------------------------------------------------------------------------
@@ -240,6 +344,11 @@ def test_command_line_writes_and_checks_a_student_edition(tmp_path, capsys):
     nbformat.write(toy_notebook(), chapters / "07_toy.ipynb")
     assert cli.main(["student", "--chapters", str(chapters), "--out", str(out), "--verify"]) == 0
     assert (out / "07_toy.ipynb").exists() and (out / "README.md").exists()
+    course = out / "nbgrader"  # the nbgrader course, written beside the edition
+    assert (course / "nbgrader_config.py").exists() and (course / "README.md").exists()
+    source = nbformat.read(course / "source" / "07_toy" / "07_toy.ipynb", as_version=4)
+    assert [c.metadata["nbgrader"]["grade_id"] for c in source.cells if "nbgrader" in c.metadata] == [
+        "ex-7-1-text", "ex-7-1-solution", "ex-7-1", "ex-7-2-text", "ex-7-2-solution", "ex-7-2"]
     assert "Student edition: OK" in capsys.readouterr().out
     leaked = nbformat.read(out / "07_toy.ipynb", as_version=4)
     leaked.cells[0].source += "\n    return -x  # secret-negate-line"
@@ -248,19 +357,79 @@ def test_command_line_writes_and_checks_a_student_edition(tmp_path, capsys):
     assert "secret-negate-line" in capsys.readouterr().out
 
 
-@pytest.mark.slow
-def test_grade_runs_a_submission_and_reads_each_check(tmp_path, capsys):
+def _submission(double_body: str = "return x * 2") -> nbformat.NotebookNode:
+    """The toy chapter's student edition with Exercise 7.1 answered by ``double_body``."""
     submission = classroom.make_student(toy_notebook(), "07_toy.ipynb")
     stub = next(c for c in submission.cells if "def double" in c.source)
     stub.source = stub.source.replace('raise NotImplementedError("Exercise 7.1: write your solution here")',
-                                      "return x * 2")
-    nbformat.write(submission, tmp_path / "07_alice.ipynb")
-    assert cli.main(["grade", str(tmp_path / "07_alice.ipynb"), "--csv", str(tmp_path / "g.csv")]) == 0
+                                      double_body)
+    return submission
+
+
+@pytest.mark.slow
+def test_grade_runs_submissions_in_every_layout_and_reports_points(tmp_path, capsys):
+    flat, nbgrader, folders = tmp_path / "flat", tmp_path / "course" / "submitted", tmp_path / "folders"
+    flat.mkdir()
+    nbformat.write(_submission(), flat / "alice__07_toy.ipynb")  # Exercise 7.1 right (2 points)
+    (nbgrader / "bob" / "07_toy").mkdir(parents=True)
+    nbformat.write(_submission("return x - 1"), nbgrader / "bob" / "07_toy" / "07_toy.ipynb")  # wrong
+    (folders / "carol").mkdir(parents=True)
+    nbformat.write(_submission("return x * 3"), folders / "carol" / "07_toy.ipynb")
+    csv_path = tmp_path / "grades.csv"
+    assert cli.main(["grade", str(flat), str(nbgrader), str(folders), "--csv", str(csv_path),
+                     "--chapters", str(tmp_path / "no_chapters")]) == 0
     out = capsys.readouterr().out
-    assert "PASS  07_alice.ipynb  Exercise 7.1: Exercise 7.1: correct on all 1 test inputs." in out
-    assert "FAIL  07_alice.ipynb  Exercise 7.2: NotDoneYet: Exercise 7.2: not implemented yet" in out
-    assert "1 of 2 checks passed" in out
-    assert (tmp_path / "g.csv").read_text().splitlines()[0] == "notebook,exercise,passed,message"
+    assert "alice: 2/3" in out and "  07_toy: 2/3" in out
+    assert "Exercise 7.1   2/2  correct on all 1 test inputs." in out
+    assert "Exercise 7.2   0/1  not implemented yet" in out
+    assert "bob: 0/3" in out and "carol: 0/3" in out
+    import csv
+
+    rows = list(csv.DictReader(csv_path.open()))
+    assert list(rows[0]) == ["student", "notebook", "exercise", "points", "max_points", "passed", "diagnosis"]
+    assert [(r["student"], r["notebook"], r["exercise"], r["points"], r["max_points"], r["passed"])
+            for r in rows] == [
+        ("alice", "07_toy", "Exercise 7.1", "2", "2", "True"),
+        ("alice", "07_toy", "Exercise 7.2", "0", "1", "False"),
+        ("bob", "07_toy", "Exercise 7.1", "0", "2", "False"),
+        ("bob", "07_toy", "Exercise 7.2", "0", "1", "False"),
+        ("carol", "07_toy", "Exercise 7.1", "0", "2", "False"),
+        ("carol", "07_toy", "Exercise 7.2", "0", "1", "False")]
+    assert rows[1]["diagnosis"].startswith("not implemented yet: write your code")
+    assert "Hint" not in rows[1]["diagnosis"]  # the first line only
+    assert rows[2]["diagnosis"] and not rows[2]["diagnosis"].startswith("Exercise 7.1")
+
+
+def test_find_submissions_reads_the_three_layouts(tmp_path):
+    for relative in ["submitted/bob/07_toy/07_toy.ipynb", "carol/08_other.ipynb", "alice__07_toy.ipynb",
+                     "carol/.ipynb_checkpoints/08_other-checkpoint.ipynb"]:
+        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / relative).write_text("{}")
+    found = [(s, n, p.relative_to(tmp_path).as_posix())
+             for s, n, p in classroom.find_submissions([tmp_path])]
+    assert found == [("alice", "07_toy", "alice__07_toy.ipynb"),
+                     ("bob", "07_toy", "submitted/bob/07_toy/07_toy.ipynb"),
+                     ("carol", "08_other", "carol/08_other.ipynb")]
+    assert classroom.find_submissions([tmp_path / "carol" / "08_other.ipynb"])[0][:2] == ("carol", "08_other")
+
+
+def test_read_verdicts_gives_points_by_difficulty_and_the_diagnosis():
+    from classroom.grading import points_by_name, read_verdicts
+
+    full = toy_notebook()
+    student = classroom.make_student(full, "07_toy.ipynb")
+    assert points_by_name(full) == points_by_name(student) == {"Exercise 7.1": 2, "Exercise 7.2": 1}
+    checks = [c for c in student.cells if "check_function(" in c.source]
+    checks[0].outputs = [nbformat.v4.new_output(
+        "error", ename="CheckFailed", evalue="Exercise 7.1: this looks like a causal mask off by one (on "
+        "input 0 ...)\nHint: add x to itself", traceback=[])]
+    checks[1].outputs = [nbformat.v4.new_output("stream",
+                                                 text="Exercise 7.2: correct on all 1 test inputs.\n")]
+    grades = read_verdicts(student, points_by_name(student))
+    assert [(g.exercise, g.points, g.max_points, g.passed) for g in grades] == [
+        ("Exercise 7.1", 0, 2, False), ("Exercise 7.2", 1, 1, True)]
+    assert grades[0].diagnosis == "this looks like a causal mask off by one (on input 0 ...)"
+    assert grades[1].diagnosis == "correct on all 1 test inputs."
 
 
 def test_make_student_is_the_documented_command():

@@ -29,3 +29,38 @@ def causal_self_attention(x, w_q, w_k, w_v):
     return torch.softmax(scores.masked_fill(future, float("-inf")), dim=-1) @ v
 '''),
 ]
+
+WRONG += [
+    Wrong("Exercise 4.1", MISTAKES["softmax_axis"], '''
+def attention_entropy(x, w_q, w_k):
+    q, k = x @ w_q, x @ w_k
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    log_weights = torch.log_softmax(scores, dim=1)          # over the queries
+    return -(log_weights.exp() * log_weights).sum(dim=-1)
+'''),
+    Wrong("Exercise 4.1", MISTAKES["unscaled"], '''
+def attention_entropy(x, w_q, w_k):
+    weights = torch.softmax((x @ w_q) @ (x @ w_k).transpose(-2, -1), dim=-1)
+    return -(weights * torch.log(weights + 1e-30)).sum(dim=-1)
+'''),
+    Wrong("Exercise 4.2", MISTAKES["mask_after_softmax"], '''
+def causal_self_attention(x, w_q, w_k, w_v):
+    q, k, v = x @ w_q, x @ w_k, x @ w_v
+    weights = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1)
+    t = x.shape[1]
+    weights = weights * torch.ones(t, t).tril()              # hide the future afterwards
+    return weights @ v
+'''),
+    Wrong("Exercise 4.3", "the heads left out", '''
+def longest_sequence(memory_bytes, batch_size, num_heads, dtype):
+    bytes_per_entry = torch.tensor([], dtype=dtype).element_size()
+    return math.isqrt(memory_bytes // (batch_size * bytes_per_entry))
+'''),
+    Wrong("Exercise 4.4", "the span from the first to the last position counted", '''
+def dilated_receptive_field(kernel_size, dilations):
+    field = 1
+    for d in dilations:
+        field += (kernel_size - 1) * d
+    return field
+'''),
+]

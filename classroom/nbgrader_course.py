@@ -1,0 +1,118 @@
+"""The chapters as an nbgrader course: ``student/nbgrader/`` (written with the student edition).
+
+Each chapter is one assignment named after the notebook (``04_self_attention``) holding that notebook
+in ``source/<assignment>/``. In it, with nbgrader's cell metadata (schema version 3):
+
+- every solution cell (``### BEGIN SOLUTION`` / ``### END SOLUTION``) is an nbgrader solution cell;
+- every exercise's auto-check cell is a locked autograder test cell worth 1, 2 or 3 points (Easy,
+  Medium, Hard, from the ``*Medium · about 15 minutes.*`` line), its grade_id "ex-4-2";
+- every exercise's text is a locked, read-only markdown cell;
+- the markdown is plain (as in the student edition); gate markdown and lab-solution cells are gone.
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import nbformat
+
+from classroom.edition import chapter_notebooks, converted_cells
+from classroom.exercises import BEGIN, find_exercises
+
+SCHEMA_VERSION = 3
+CODE_STUB = '# YOUR CODE HERE\nraise NotImplementedError("write your solution here")'
+
+CONFIG = f'''"""nbgrader configuration of the course: run nbgrader commands from this folder."""
+import os
+
+c = get_config()  # noqa: F821 (nbgrader provides it)
+
+# The course folder is this file's folder, wherever the course was copied to.
+c.CourseDirectory.root = os.path.dirname(os.path.abspath(__file__))
+c.ClearSolutions.code_stub = {{"python": {CODE_STUB!r}}}
+c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
+# Autograding runs every notebook top to bottom; the longest chapters train small models (minutes on
+# a laptop CPU). A cell gets this many seconds before it counts as failed.
+c.ExecutePreprocessor.timeout = 1800
+c.Execute.timeout = 1800
+'''
+
+README = """# The course as an nbgrader course
+
+Written by `python -m classroom student --out student` (`make student`) next to the student edition.
+Every chapter is an assignment named after its notebook (`04_self_attention`). Each exercise's check
+cell is an autograded test cell worth 1, 2 or 3 points (Easy, Medium, Hard); its grade id is `ex-4-2`
+for Exercise 4.2. Exercise texts and checks are locked. Under nbgrader the checks run strict (nbgrader
+sets `NBGRADER_EXECUTION`): a wrong or missing answer raises, so the exercise scores 0.
+
+Run nbgrader from this folder (`nbgrader_config.py` sets the course root to it; nbgrader needs
+`alembic`, installed with it, on `PATH`):
+
+    pip install nbgrader==0.9.6
+    cd student/nbgrader
+    nbgrader generate_assignment 04_self_attention     # -> release/04_self_attention/ (hand it out)
+    # collect the students' notebooks into submitted/<student>/04_self_attention/04_self_attention.ipynb
+    # (or `nbgrader collect` with an exchange, or `nbgrader zip_collect`)
+    OMP_NUM_THREADS=1 nbgrader autograde 04_self_attention   # runs every submission; fills gradebook.db
+    nbgrader export --to grades.csv                    # one row per student and assignment
+    nbgrader generate_feedback 04_self_attention       # -> feedback/ (HTML per student)
+
+`nbgrader formgrade` (in JupyterLab with the nbgrader extension) shows each exercise's score.
+Without nbgrader, `python -m classroom grade submitted --csv grades.csv` (from the repository) runs the
+same submissions and prints each exercise's points with the check's diagnosis, e.g. "this looks like a
+causal mask off by one".
+"""
+
+
+def _meta(grade_id: str, *, solution: bool = False, grade: bool = False, locked: bool = False,
+          points: int | None = None) -> dict:
+    meta = {"grade": grade, "grade_id": grade_id, "locked": locked, "schema_version": SCHEMA_VERSION,
+            "solution": solution}
+    if grade:
+        meta["points"] = points
+    return meta
+
+
+def nbgrader_notebook(nb: nbformat.NotebookNode, path: str | Path = "notebook",
+                      lab_solutions: bool = False) -> nbformat.NotebookNode:
+    """The nbgrader source notebook of a chapter (solutions kept, in nbgrader's cell metadata).
+
+    ``lab_solutions``: keep the cells tagged ``lab-solution`` (a lab solved, as a reference submission).
+    """
+    exercises = find_exercises(nb, path)
+    roles: dict[int, dict] = {}
+    for ex in exercises:
+        for k, i in enumerate(ex.solution_cells):
+            roles[i] = _meta(f"{ex.grade_id}-solution" + (f"-{k + 1}" if k else ""), solution=True)
+        if ex.check_cell is not None:
+            roles[ex.check_cell] = _meta(ex.grade_id, grade=True, locked=True, points=ex.points)
+        if ex.text_cell is not None:
+            roles[ex.text_cell] = _meta(f"{ex.grade_id}-text", locked=True)
+    out = copy.deepcopy(nb)
+    out.cells = []
+    for i, cell in converted_cells(nb, path, lab_solutions=lab_solutions):
+        if i not in roles and cell.cell_type == "code" and BEGIN in cell.source:
+            roles[i] = _meta(f"solution-cell-{i}", solution=True)  # markers outside any exercise
+        if i in roles:
+            cell.metadata["nbgrader"] = roles[i]
+        else:
+            cell.metadata.pop("nbgrader", None)
+        out.cells.append(cell)
+    return out
+
+
+def write_nbgrader_course(chapters: str | Path, out: str | Path) -> list[Path]:
+    """Write the nbgrader course folder ``out`` (config, README, ``source/``); return the notebooks."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "nbgrader_config.py").write_text(CONFIG)
+    (out / "README.md").write_text(README)
+    written = []
+    for path in chapter_notebooks(chapters):
+        nb = nbformat.read(path, as_version=4)
+        target = out / "source" / path.stem / path.name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        nbformat.write(nbgrader_notebook(nb, path), target)
+        written.append(target)
+    return written

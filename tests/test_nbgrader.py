@@ -1,0 +1,127 @@
+"""The chapters as an nbgrader course, tested with nbgrader 0.9.6 itself (slow: autograde runs notebooks).
+
+``python -m classroom student`` writes ``student/nbgrader/`` (``classroom.nbgrader_course``). Here:
+``nbgrader generate_assignment`` must accept every chapter's source notebook; ``nbgrader autograde``
+then grades two students per chapter: ``reference`` (the source notebook with the solutions, and a
+lab's fixes) must score every exercise's full points, ``untouched`` (the release as handed out) zero
+on every exercise. Scores are read from the course's gradebook.
+
+Kept apart from tests/test_student_edition.py on purpose: pytest-xdist's ``--dist loadscope`` runs
+one module's tests on one worker, so the two slow modules run in parallel.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+nbformat = pytest.importorskip("nbformat")
+pytest.importorskip("nbgrader", reason="needs nbgrader==0.9.6 (requirements.txt)")
+
+import classroom  # noqa: E402
+from tests.test_classroom import lab_notebook, toy_notebook  # noqa: E402
+
+pytestmark = pytest.mark.slow
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+CHAPTERS = classroom.chapter_notebooks(REPO_ROOT / "chapters")
+STUDENTS = ("reference", "untouched")
+
+
+def nbgrader(course: Path, *args: str, timeout: int = 3600) -> str:
+    """Run an nbgrader command in the course folder (its nbgrader_config.py sets the root)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("COURSE_CHECKS", "NBGRADER_EXECUTION")}
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"  # nbgrader runs alembic
+    env["OMP_NUM_THREADS"] = "1"
+    result = subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=course, env=env,
+                            capture_output=True, text=True, timeout=timeout)
+    log = result.stdout + result.stderr
+    assert result.returncode == 0 and "| ERROR]" not in log, (
+        f"nbgrader {' '.join(args)} failed:\n{log[-6000:]}")
+    return log
+
+
+def generate(course: Path, assignment: str) -> nbformat.NotebookNode:
+    """``nbgrader generate_assignment``; returns the released notebook."""
+    release = course / "release" / assignment / f"{assignment}.ipynb"
+    if not release.exists():
+        nbgrader(course, "generate_assignment", assignment, "--force")
+    return nbformat.read(release, as_version=4)
+
+
+def autograde(course: Path, full: nbformat.NotebookNode, path: Path) -> dict[str, dict[str, tuple]]:
+    """Submit ``reference`` and ``untouched``, autograde them; {student: {grade_id: (score, max)}}."""
+    from nbgrader.api import Gradebook
+
+    assignment = path.stem
+    submissions = {"reference": classroom.nbgrader_notebook(full, path, lab_solutions=True),
+                   "untouched": generate(course, assignment)}
+    for student, nb in submissions.items():
+        target = course / "submitted" / student / assignment / f"{assignment}.ipynb"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        nbformat.write(nb, target)
+    nbgrader(course, "autograde", assignment, "--force")
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
+        return {student: {grade.name: (grade.score, grade.max_score) for grade in
+                          gradebook.find_submission_notebook(assignment, assignment, student).grades}
+                for student in STUDENTS}
+
+
+def expected_points(full: nbformat.NotebookNode, path: Path) -> dict[str, int]:
+    return {ex.grade_id: ex.points for ex in classroom.find_exercises(full, path)
+            if ex.check_cell is not None}
+
+
+def assert_full_and_zero(scores: dict[str, dict[str, tuple]], points: dict[str, int]) -> None:
+    assert scores["reference"] == {gid: (p, p) for gid, p in points.items()}, "reference lost points"
+    assert scores["untouched"] == {gid: (0, p) for gid, p in points.items()}, "untouched earned points"
+
+
+def test_toy_course_end_to_end(tmp_path):
+    """Two toy chapters (one a find-the-bug lab): generate, autograde, read the gradebook."""
+    chapters, course = tmp_path / "chapters", tmp_path / "course"
+    chapters.mkdir()
+    nbformat.write(toy_notebook(), chapters / "07_toy.ipynb")
+    nbformat.write(lab_notebook(), chapters / "17_lab_toy.ipynb")
+    classroom.write_nbgrader_course(chapters, course)
+    assert "os.path.abspath(__file__)" in (course / "nbgrader_config.py").read_text()
+    assert "generate_assignment" in (course / "README.md").read_text()
+    for path in sorted(chapters.glob("*.ipynb")):
+        full = nbformat.read(path, as_version=4)
+        release = generate(course, path.stem)
+        assert classroom.verify_student(full, release) == []
+        assert 'raise NotImplementedError("write your solution here")' in "\n".join(
+            c.source for c in release.cells) or "lab" in path.stem
+        points = expected_points(full, path)
+        assert sorted(points.values()) == ([2, 3] if "lab" in path.stem else [1, 2])
+        assert_full_and_zero(autograde(course, full, path), points)
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory) -> Path:
+    """The nbgrader course of the real chapters, written by the documented command."""
+    out = tmp_path_factory.mktemp("student")
+    import classroom.__main__ as cli
+
+    assert cli.main(["student", "--chapters", str(REPO_ROOT / "chapters"), "--out", str(out)]) == 0
+    assert (out / "nbgrader" / "nbgrader_config.py").exists()
+    return out / "nbgrader"
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_generate_assignment_accepts_every_chapter(path, course):
+    full = nbformat.read(path, as_version=4)
+    release = generate(course, path.stem)
+    assert classroom.verify_student(full, release) == []
+    graded = [c for c in release.cells if c.metadata.get("nbgrader", {}).get("grade")]
+    assert len(graded) == len(expected_points(full, path)) >= 3
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_autograde_gives_reference_full_points_and_untouched_zero(path, course):
+    full = nbformat.read(path, as_version=4)
+    assert_full_and_zero(autograde(course, full, path), expected_points(full, path))

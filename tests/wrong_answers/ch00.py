@@ -1,0 +1,55 @@
+"""Wrong answers to chapter 0's exercises (see ``tests/wrong_answers/__init__.py``)."""
+
+from tests.wrong_answers import Wrong
+from utils.checks import MISTAKES
+
+WRONG = [
+    Wrong("Exercise 0.1", "exponentials of the raw scores: exp(1000) overflows to inf, and "
+          "inf / inf is NaN", '''
+def row_softmax(scores):
+    exps = scores.exp()                        # no shift: large scores overflow
+    return exps / exps.sum(dim=-1, keepdim=True)
+'''),
+    Wrong("Exercise 0.1", MISTAKES["softmax_axis"], '''
+def row_softmax(scores):
+    shifted = scores - scores.max(dim=0, keepdim=True).values
+    exps = shifted.exp()
+    return exps / exps.sum(dim=0, keepdim=True)   # normalises down the first axis
+'''),
+    Wrong("Exercise 0.1", "one normalisation for the whole tensor (each row must sum to 1 on "
+          "its own)", '''
+def row_softmax(scores):
+    exps = (scores - scores.max()).exp()
+    return exps / exps.sum()                   # one sum over every entry
+'''),
+    Wrong("Exercise 0.2", MISTAKES["unscaled"], '''
+def cross_weights(x, y):
+    return torch.softmax(x @ y.transpose(-2, -1), dim=-1)
+'''),
+    Wrong("Exercise 0.2", MISTAKES["softmax_axis"], '''
+def cross_weights(x, y):
+    scores = x @ y.transpose(1, 2) / x.shape[-1] ** 0.5
+    return torch.softmax(scores, dim=1)        # over the queries
+'''),
+    Wrong("Exercise 0.3", "a softmax along the row in expression 2: dim=0 runs down the "
+          "columns, and each column of a one-row matrix holds a single score", '''
+def my_predictions():
+    return [0.25, 0.25, 0.25, 0.25], [[0.0, 1.0, 0.0]], [0.5, 1.5]
+'''),
+    Wrong("Exercise 0.3", "columns that sum to 1 in expression 3: dim=-1 makes every row sum "
+          "to 1, the columns need not", '''
+def my_predictions():
+    return [0.25, 0.25, 0.25, 0.25], [[1.0, 1.0, 1.0]], [1.0, 1.0]
+'''),
+    Wrong("Exercise 0.4", "every pair of target positions compared in both orders (count "
+          "only j < j')", '''
+def count_crossings(alignment):
+    a = torch.tensor(alignment)
+    return int((a[:, None] > a[None, :]).sum())
+'''),
+    Wrong("Exercise 0.4", "only neighbouring target words (j, j + 1) compared", '''
+def count_crossings(alignment):
+    a = torch.tensor(alignment)
+    return int((a[:-1] > a[1:]).sum())
+'''),
+]

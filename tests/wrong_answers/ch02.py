@@ -1,0 +1,54 @@
+"""Wrong answers to chapter 2's exercises (see ``tests/wrong_answers/__init__.py``)."""
+
+from tests.wrong_answers import Wrong
+from utils.checks import MISTAKES
+
+WRONG = [
+    Wrong("Exercise 2.1", "a shift of every key changing the weights (it adds the same q . c "
+          "to every score, and the softmax ignores a shift shared by all scores)", '''
+def my_predictions():
+    return False, False, 0.25
+'''),
+    Wrong("Exercise 2.1", "a zero query giving no weight at all (four equal scores share the "
+          "weight equally)", '''
+def my_predictions():
+    return True, False, 0.0
+'''),
+    Wrong("Exercise 2.2", "only the diagonal of the softmax's Jacobian, diag(p), without "
+          "- p p^T", '''
+def lookup_jacobian(query, keys, values):
+    p = torch.softmax(keys @ query, dim=0)
+    return values.T @ torch.diag(p) @ keys       # d p_i / d e_i = p_i, forgot the rest
+'''),
+    Wrong("Exercise 2.2", "the softmax left out of the chain rule (values.T @ keys)", '''
+def lookup_jacobian(query, keys, values):
+    return values.T @ keys                       # as if the weights were the scores
+'''),
+    Wrong("Exercise 2.3", MISTAKES["softmax_axis"], '''
+def column_projected_attention(Xc, Mc, W_Q, W_K, W_V):
+    Qc, Kc, Vc = W_Q.T @ Xc, W_K.T @ Mc, W_V.T @ Mc
+    A_c = torch.softmax(Kc.T @ Qc / math.sqrt(W_Q.shape[1]), dim=-1)   # the habit: dim=-1
+    return Vc @ A_c
+'''),
+    Wrong("Exercise 2.3", "the row-convention matrices used as they are, W_Q @ Xc (in "
+          "columns the projection is W_Q^T x)", '''
+def column_projected_attention(Xc, Mc, W_Q, W_K, W_V):
+    Qc, Kc, Vc = W_Q @ Xc, W_K @ Mc, W_V @ Mc
+    A_c = torch.softmax(Kc.T @ Qc / math.sqrt(W_Q.shape[1]), dim=0)
+    return Vc @ A_c
+'''),
+    Wrong("Exercise 2.4", "the tanh left out (the score becomes a query part plus a key "
+          "part)", '''
+def concat_additive_scores(Q, K, W, w):
+    d_q = Q.shape[1]
+    hidden = (Q @ W[:d_q])[:, None, :] + (K @ W[d_q:])[None, :, :]
+    return hidden @ w
+'''),
+    Wrong("Exercise 2.4", "the halves of W swapped (its first d_q rows multiply the query)",
+          '''
+def concat_additive_scores(Q, K, W, w):
+    d_k = K.shape[1]
+    hidden = torch.tanh((Q @ W[d_k:])[:, None, :] + (K @ W[:d_k])[None, :, :])
+    return hidden @ w
+'''),
+]

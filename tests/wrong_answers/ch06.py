@@ -1,0 +1,40 @@
+"""Wrong answers to chapter 6's exercises (see ``tests/wrong_answers/__init__.py``)."""
+
+from tests.wrong_answers import Wrong
+from utils.checks import MISTAKES
+
+WRONG = [
+    Wrong("Exercise 6.1",
+          "a frequency with i in the exponent where the formula has 2i (base^(-i / d_model))", '''
+def half_split_table(max_len, d_model, base):
+    position = torch.arange(max_len, dtype=torch.float64)[:, None]
+    rates = base ** (-torch.arange(d_model // 2, dtype=torch.float64) / d_model)   # i, not 2i
+    angles = position * rates
+    return torch.cat([torch.sin(angles), torch.cos(angles)], dim=-1).float()
+'''),
+    Wrong("Exercise 6.3",
+          "neighbouring features paired (2i with 2i + 1) as in the chapter, not i with i + D/2", '''
+def rope_rotate_halves(x):
+    t, d = x.shape[-2], x.shape[-1]
+    theta = torch.arange(t)[:, None] * frequencies(d).float()[None, :]     # (T, D/2)
+    cos, sin = torch.cos(theta), torch.sin(theta)
+    even, odd = x[..., 0::2], x[..., 1::2]            # the chapter's pairs, copied
+    return torch.stack([even * cos - odd * sin, even * sin + odd * cos], dim=-1).flatten(-2)
+'''),
+    Wrong("Exercise 6.4", MISTAKES["causal_off_by_one"], '''
+def alibi_bias(t, num_heads):
+    slopes = 2.0 ** (-8.0 * torch.arange(1, num_heads + 1) / num_heads)
+    position = torch.arange(t, dtype=torch.float32)
+    distance = position[:, None] - position[None, :]
+    future = torch.ones(t, t, dtype=torch.bool).triu(diagonal=2)     # lets i see i + 1
+    return (-slopes[:, None, None] * distance).masked_fill(future, float("-inf"))
+'''),
+    Wrong("Exercise 6.4", "a bonus for distance (+m (i - j)) where ALiBi subtracts a penalty", '''
+def alibi_bias(t, num_heads):
+    slopes = 2.0 ** (-8.0 * torch.arange(1, num_heads + 1) / num_heads)
+    position = torch.arange(t, dtype=torch.float32)
+    distance = position[:, None] - position[None, :]          # i - j
+    bias = slopes[:, None, None] * distance                   # the sign forgotten
+    return bias.masked_fill(distance < 0, float("-inf"))
+'''),
+]

@@ -1,0 +1,46 @@
+"""Wrong answers to chapter 7's exercises (see ``tests/wrong_answers/__init__.py``)."""
+
+from tests.wrong_answers import Wrong
+from utils.checks import MISTAKES
+
+WRONG = [
+    Wrong("Exercise 7.1", MISTAKES["unbiased_variance"], '''
+def layer_norm_channels_first(x, gamma, beta, eps):
+    mu = x.mean(dim=1, keepdim=True)
+    var = x.var(dim=1, keepdim=True)               # torch's default: divides by C - 1
+    return gamma[:, None] * (x - mu) / torch.sqrt(var + eps) + beta[:, None]
+'''),
+    Wrong("Exercise 7.1", "statistics over the positions (the last axis), where each token needs "
+          "its own over the features (axis 1)", '''
+def layer_norm_channels_first(x, gamma, beta, eps):
+    mu = x.mean(dim=-1, keepdim=True)              # the chapter's dim=-1, copied
+    var = x.var(dim=-1, keepdim=True, unbiased=False)
+    return gamma[:, None] * (x - mu) / torch.sqrt(var + eps) + beta[:, None]
+'''),
+    Wrong("Exercise 7.2", MISTAKES["missing_residual"], '''
+def parallel_block(x, key_mask, layer):
+    h = layer.norm_1(x)
+    attended, _ = layer.self_attn(h, h, h, key_mask=key_mask)
+    return attended + layer.feed_forward(h)
+'''),
+    Wrong("Exercise 7.2",
+          "the sub-layers one after the other (the pre-norm block), not side by side", '''
+def parallel_block(x, key_mask, layer):
+    h = layer.norm_1(x)
+    x = x + layer.self_attn(h, h, h, key_mask=key_mask)[0]
+    return x + layer.feed_forward(layer.norm_2(x))
+'''),
+    Wrong("Exercise 7.3", "the final layer norm of the pre-norm stack left out", '''
+def gated_encoder_parameters(d_model, d_ff, num_layers):
+    attention = 4 * (d_model * d_model + d_model)
+    gated = 3 * d_model * d_ff
+    norms = 4 * d_model
+    return num_layers * (attention + gated + norms)
+'''),
+    Wrong("Exercise 7.3", "biases counted in the gated network (it has none)", '''
+def gated_encoder_parameters(d_model, d_ff, num_layers):
+    attention = 4 * (d_model * d_model + d_model)
+    gated = 3 * d_model * d_ff + 2 * d_ff + d_model       # biases, as in the chapter's FFN
+    return num_layers * (attention + gated + 4 * d_model) + 2 * d_model
+'''),
+]
