@@ -37,4 +37,9 @@ def alibi_bias(t, num_heads):
     bias = slopes[:, None, None] * distance                   # the sign forgotten
     return bias.masked_fill(distance < 0, float("-inf"))
 '''),
+    Wrong("Exercise 6.5", "dimensions counted, not pairs (each pair is two dimensions)", '''
+def full_turns_prediction():
+    my_prediction = 20          # the stripes of dimensions 0 to 19
+    return my_prediction
+'''),
 ]

@@ -43,4 +43,10 @@ def gated_encoder_parameters(d_model, d_ff, num_layers):
     gated = 3 * d_model * d_ff + 2 * d_ff + d_model       # biases, as in the chapter's FFN
     return num_layers * (attention + gated + 4 * d_model) + 2 * d_model
 '''),
+    Wrong("Exercise 7.4",
+          "padding queries taken as hidden too (the key mask hides keys, not queries)", '''
+def padding_prediction():
+    my_prediction = (4, 1)      # "padding is masked", so only the real tokens react
+    return my_prediction
+'''),
 ]
