@@ -26,7 +26,7 @@ DIFFICULTY = re.compile(r"^\*(?P<level>Easy|Medium|Hard) · about (?P<minutes>\d
 POINTS = {"Easy": 1, "Medium": 2, "Hard": 3}
 _EXERCISE = re.compile(r"^[`:]{3,}\s*\{exercise\}[ \t]*(?P<title>[^\n]*)\n(?P<body>.*?)^[`:]{3,}\s*$",
                        re.M | re.S)
-_TIMES = re.compile(r"(<!-- times: start -->\n).*?(\n<!-- times: end -->)", re.S)
+_TIMES = re.compile(r"(<!-- times: start -->\n)(?:.*?\n)?(<!-- times: end -->)", re.S)
 
 
 def chapter_notebooks(chapters: Path = REPO / "chapters") -> list[Path]:
@@ -72,8 +72,9 @@ def measured_seconds(cache: Path = REPO / "_build" / ".jupyter_cache") -> dict[s
         return {}
     from jupyter_cache import get_cache
 
-    return {Path(r.uri).stem: float(r.data.get("execution_seconds", "nan"))
-            for r in get_cache(str(cache)).list_cache_records() if r.data}
+    records = sorted((r for r in get_cache(str(cache)).list_cache_records() if r.data),
+                     key=lambda r: r.created)  # the latest run of each notebook wins
+    return {Path(r.uri).stem: float(r.data.get("execution_seconds", "nan")) for r in records}
 
 
 def time_table(chapters: Path, seconds: dict[str, float]) -> str:
@@ -104,7 +105,7 @@ def updated_guide(text: str, chapters: Path, seconds: dict[str, float] | None) -
             new_body = body.rstrip("\n") + "\n\n" + new_line + "\n\n"
         text = text.replace(body, new_body, 1)
     if seconds is not None:
-        text = _TIMES.sub(lambda m: m.group(1) + time_table(chapters, seconds) + m.group(2), text)
+        text = _TIMES.sub(lambda m: m.group(1) + time_table(chapters, seconds) + "\n" + m.group(2), text)
     return text
 
 
