@@ -34,7 +34,7 @@ test: setup
 	$(BIN)/python -m pytest tests/test_book.py tests/test_browser.py
 
 lint: setup
-	$(BIN)/ruff check utils tests scripts chapters
+	$(BIN)/ruff check utils classroom tests scripts chapters
 
 student: setup
 	$(BIN)/python -m classroom student --out student

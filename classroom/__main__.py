@@ -71,6 +71,10 @@ def main(argv: list[str] | None = None) -> int:
     grader.add_argument("--timeout", type=int, default=1800, help="seconds a cell may run")
     args = parser.parse_args(argv)
     if args.command == "grade":
+        missing = [name for name in args.submissions if not Path(name).exists()]
+        if missing:
+            print("No such file or folder:", " ".join(missing))
+            return 2
         rows = grade_all(args.submissions, args.chapters, args.timeout)
         if not rows:
             print("No graded exercise found in", " ".join(args.submissions))

@@ -77,7 +77,10 @@ def read_verdicts(nb: nbformat.NotebookNode, points: dict[str, int]) -> list[Gra
         if errors:
             error = errors[0]
             kind = "" if error.ename in ("CheckFailed", "NotDoneYet") else f"{error.ename}: "
-            grades.append(Grade(name, 0, worth, False, kind + _first_line(error.evalue)))
+            diagnosis = _first_line(error.evalue)
+            if error.ename == "NotDoneYet":  # "not implemented yet: write your code in place of ..."
+                diagnosis = diagnosis.split(": ", 1)[0]
+            grades.append(Grade(name, 0, worth, False, kind + diagnosis))
             continue
         text = "".join(out.get("text", "") for out in cell.get("outputs", []) if out.output_type == "stream")
         verdicts = [line for line in text.splitlines() if line.startswith(name)]

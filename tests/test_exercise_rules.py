@@ -106,8 +106,8 @@ def test_every_open_question_has_a_collapsed_answer(path):
     for k, (_, source) in enumerate(cells):
         for question, answered in open_questions(source):
             if answered is None:  # the question ends the cell: the next markdown cell must answer it
-                following = cells[k + 1][1].lstrip() if k + 1 < len(cells) else ""
-                answered = bool(_ANSWER_START.match(following.splitlines()[0].strip())) if following else False
+                following = cells[k + 1][1].strip() if k + 1 < len(cells) else ""
+                answered = bool(following) and bool(_ANSWER_START.match(following.splitlines()[0]))
             if not answered:
                 unanswered.append(question)
     assert not unanswered, (f"{path.name}: questions without a collapsed Answer right after them: "

@@ -261,10 +261,12 @@ def test_exercise_blocks_are_complete(path):
             problems.append(f"{where}: no {{solution-end}} cell after its {{solution-start}}")
             continue
         marked = [i for i in ex["solution_cells"]
-                  if "### BEGIN SOLUTION" in _source(cells[i]) and "### END SOLUTION" in _source(cells[i])]
+                  if "### BEGIN SOLUTION" in _source(cells[i]) and "### END SOLUTION" in _source(cells[i])
+                  or "lab-solution" in cells[i].get("metadata", {}).get("tags", [])]
         if not marked:
             problems.append(f"{where}: no code cell between {{solution-start}} and {{solution-end}} "
-                            "with '### BEGIN SOLUTION' ... '### END SOLUTION'")
+                            "with '### BEGIN SOLUTION' ... '### END SOLUTION' (or, in a lab, tagged "
+                            "'lab-solution')")
         if ex["check"] is None:
             problems.append(f"{where}: no auto-check code cell after {{solution-end}}")
     assert not problems, f"{path.name}:\n  " + "\n  ".join(problems)
