@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-TARGETS = ["utils", "tests", "scripts", "chapters"]
+TARGETS = ["utils", "classroom", "tests", "scripts", "chapters"]
 
 
 def _ruff() -> str:
