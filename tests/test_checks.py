@@ -13,7 +13,6 @@ from utils.checks import (
     NotDoneYet,
     ResultOutOfRange,
     check_function,
-    check_prediction,
     check_result,
     check_value,
     strict,
@@ -350,13 +349,3 @@ def test_mistakes_must_be_functions():
     with pytest.raises(TypeError, match="the mistake 'x' needs a function"):
         check_function(_scaled, _scaled, [(torch.ones(1, 1, 1), torch.ones(1, 1, 1))], name="E",
                        mistakes={"x": 3})
-
-
-def test_check_prediction(monkeypatch, capsys):
-    assert check_prediction(4, 4, name="Prediction 3.1", explain="two times two") is True
-    assert "your prediction was right. two times two" in capsys.readouterr().out
-    with pytest.raises(CheckFailed, match="expected 4, got 5\nWhy: two times two"):
-        check_prediction(5, 4, name="Prediction 3.1", explain="two times two")
-    with pytest.raises(NotDoneYet, match="write your prediction"):
-        check_prediction(None, 4, name="Prediction 3.1", explain="")
-    assert check_prediction(0.52, 0.5, name="P", explain="", atol=0.05) is True

@@ -154,25 +154,6 @@ def check_value(
     return True
 
 
-def check_prediction(
-    predicted: Any, measured: Any, *, name: str, explain: str, atol: float = 0.0, rtol: float = 0.0,
-) -> bool:
-    """Compare a prediction the student wrote down *before* running the code with what the code measured.
-
-    An empty prediction (``None`` or ``...``) counts as not done yet; a wrong one shows the measured
-    value and ``explain`` (why it comes out that way).
-    """
-    if predicted is None or predicted is ...:
-        return _report(NotDoneYet(f"{name}: not done yet: write your prediction in the cell above "
-                                  "before running this one"))
-    try:
-        _compare(predicted, measured, name, None, atol, rtol)
-    except CheckFailed as err:
-        return _report(CheckFailed(f"{err}\nWhy: {explain}"))
-    print(f"{name}: your prediction was right. {explain}")
-    return True
-
-
 @contextmanager
 def _forbid(forbidden: Sequence[tuple[Any, str]], name: str,
             namespace: dict[str, Any] | None = None) -> Iterator[None]:
