@@ -150,3 +150,16 @@ def built_book(book_toc: Path) -> Path:
     html = build_dir / "html"
     assert (html / "index.html").exists(), f"the build succeeded but {html / 'index.html'} is missing"
     return html
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Keep each notebook's nbval cells on one xdist worker, and start the slowest tests first.
+
+    ``make test`` runs with ``--dist loadgroup``: an nbval notebook is one group (its cells share one
+    kernel), every other test is handed to whichever worker is free. The slow tests (each executes a
+    notebook or more) go first, so that no worker is left with a long one at the end.
+    """
+    for item in items:
+        if type(item).__module__.startswith("nbval"):
+            item.add_marker(pytest.mark.xdist_group(name=str(item.path)))
+    items.sort(key=lambda item: 0 if item.get_closest_marker("slow") else 1)

@@ -6,8 +6,9 @@ then grades two students per chapter: ``reference`` (the source notebook with th
 lab's fixes) must score every exercise's full points, ``untouched`` (the release as handed out) zero
 on every exercise. Scores are read from the course's gradebook.
 
-Kept apart from tests/test_student_edition.py on purpose: pytest-xdist's ``--dist loadscope`` runs
-one module's tests on one worker, so the two slow modules run in parallel.
+The reference run is also ``make test``'s execution of every full notebook: no cell may raise in it
+(the check ``pytest --nbval-lax chapters`` makes; ``make test`` leaves nbval out so that no notebook
+runs twice for the same check).
 """
 
 from __future__ import annotations
@@ -121,7 +122,22 @@ def test_generate_assignment_accepts_every_chapter(path, course):
     assert len(graded) == len(expected_points(full, path)) >= 3
 
 
+def cell_errors(course: Path, student: str, assignment: str) -> list[tuple[int, bool, str]]:
+    """(cell index, graded test cell?, error) for each cell of an autograded notebook that raised."""
+    graded = nbformat.read(course / "autograded" / student / assignment / f"{assignment}.ipynb",
+                           as_version=4)
+    return [(i, bool(cell.metadata.get("nbgrader", {}).get("grade")), f"{out.ename}: {out.evalue}"[:300])
+            for i, cell in enumerate(graded.cells) if cell.cell_type == "code"
+            for out in cell.get("outputs", []) if out.output_type == "error"]
+
+
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
 def test_autograde_gives_reference_full_points_and_untouched_zero(path, course):
+    """Also the run of every full notebook in ``make test`` (which leaves nbval out to save the time):
+    in the reference submission no cell may raise, which is what ``pytest --nbval-lax`` checks; in the
+    untouched release only the graded check cells may (Run All reaches the end under grading too)."""
     full = nbformat.read(path, as_version=4)
     assert_full_and_zero(autograde(course, full, path), expected_points(full, path))
+    assert cell_errors(course, "reference", path.stem) == [], f"{path.name}: a cell raised"
+    ungraded = [e for e in cell_errors(course, "untouched", path.stem) if not e[1]]
+    assert ungraded == [], f"{path.name}: the untouched release raised outside its check cells"

@@ -3,9 +3,8 @@
 Every chapter's student edition (``python -m classroom student``) must read as ordinary Markdown in
 JupyterLab and Colab (no MyST directive, role or solution gate left), and must run top to bottom with
 no error: an unfinished exercise's check prints one line and lets the notebook go on (checks are
-lenient outside grading). The Run All tests are slow (about four minutes of CPU for all chapters);
-they are kept apart from tests/test_nbgrader.py so that pytest-xdist's ``--dist loadscope`` (one
-module per worker) runs the two slow modules in parallel.
+lenient outside grading). The Run All tests are slow (several minutes of CPU for all notebooks);
+under ``make test``'s ``--dist loadgroup`` each runs on whichever worker is free.
 """
 
 from __future__ import annotations
