@@ -27,13 +27,13 @@ book: setup
 # (--dist loadgroup; conftest.py keeps a notebook's nbval cells together and starts slow tests first).
 # Every full notebook is executed there once, as the reference submission nbgrader autogrades, with no
 # cell allowed to raise (tests/test_nbgrader.py): the check nbval makes, so nbval (`pytest chapters`)
-# is left out rather than run a second time. Then the book alone, built as a newcomer's `make book`
+# is left out (the `tests` argument) rather than run a second time. Then the book alone, built as a newcomer's `make book`
 # builds it (the threads choose_threads() picks on a quiet machine), and the browser test of its
 # pages: threads that wait for a core another process holds slow a run down many times over, so the
 # book is not built beside the workers.
 test: setup
 	$(BIN)/python scripts/install_browser.py
-	OMP_NUM_THREADS=1 $(BIN)/python -m pytest -n 2 --dist loadgroup --ignore=chapters \
+	OMP_NUM_THREADS=1 $(BIN)/python -m pytest tests -n 2 --dist loadgroup \
 		--ignore=tests/test_book.py --ignore=tests/test_browser.py
 	$(BIN)/python -m pytest tests/test_book.py tests/test_browser.py
 
