@@ -27,9 +27,10 @@ import nbformat
 
 from classroom.exercises import _CHECK_NAME, _EXERCISE, DEFAULT_POINTS, difficulty_points, find_exercises
 
-_CHECK_CALL = re.compile(r"\bcheck_(function|value|prediction)\s*\(")
+_CHECK_CALL = re.compile(r"\bcheck_(function|value)\s*\(")
 _HEADING = re.compile(r"^#+\s*(?P<name>Exercise\s+[\w.]+)\b", re.M)
 _PREFIX = re.compile(r"^Exercise\s+[\w.]+(\s+\(input \d+\))?:\s*")
+KERNEL_START_S = 300  # a kernel may take long to start on a machine busy grading other notebooks
 CSV_COLUMNS = ("student", "notebook", "exercise", "points", "max_points", "passed", "diagnosis")
 
 
@@ -105,6 +106,7 @@ def grade_notebook(path: str | Path, timeout: int = 1800,
         points.update(points_by_name(nbformat.read(reference, as_version=4), reference))
     env = {**os.environ, "COURSE_CHECKS": "strict"}  # the kernel's: a failed check raises
     client = NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=True,
+                            startup_timeout=KERNEL_START_S,
                             resources={"metadata": {"path": str(path.parent.resolve())}})
     client.execute(env=env)
     return read_verdicts(nb, points)

@@ -53,7 +53,7 @@ def run_exercises_in_kernel(nb: nbformat.NotebookNode, path: str | Path,
             cells.append(nbformat.v4.new_code_cell(cell.source))
     cells.append(nbformat.v4.new_code_cell('print("__RESULTS__" + __json.dumps(__results__))'))
     runner = nbformat.v4.new_notebook(cells=cells, metadata=copy.deepcopy(nb.metadata))
-    client = NotebookClient(runner, timeout=timeout, kernel_name="python3",
+    client = NotebookClient(runner, timeout=timeout, kernel_name="python3", startup_timeout=300,
                             resources={"metadata": {"path": str(Path(path).parent)}})
     try:
         client.execute()

@@ -54,6 +54,7 @@ def test_run_all_reaches_the_end(path, monkeypatch):
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     nb = student_edition(path)
     client = NotebookClient(nb, timeout=RUN_TIMEOUT_S, kernel_name="python3", allow_errors=False,
+                            startup_timeout=300,
                             resources={"metadata": {"path": str(CHAPTER_DIR)}})
     client.execute(env=env)  # raises CellExecutionError at the first cell that fails
     printed = "\n".join(out.get("text", "") for c in nb.cells if c.cell_type == "code"
