@@ -253,7 +253,7 @@ def test_no_warnings_in_outputs(built_book, entry):
 @pytest.mark.parametrize("entry", _params(NOTEBOOK_ENTRIES))
 def test_the_book_ran_with_a_newcomers_threads(built_book, entry):
     """Each chapter's set-up prints its thread count: the build must use a newcomer's, not the suite's 1."""
-    from conftest import book_threads
+    from tests.conftest import book_threads
 
     page, _ = _page(built_book, entry)
     counts = {int(n) for n in re.findall(r"CPU threads: (\d+) \(", page.get_text())}
