@@ -2,9 +2,13 @@
 
 For each page: the math is typeset by the book's own (local) MathJax, every image loads and has alt
 text (and on chapter pages every figure a notebook drew has a caption), nothing is fetched from outside
-the machine, no script fails, and every internal link and anchor resolves. On chapter pages: solutions
-start collapsed and open on a click, and the Colab link opens this chapter's notebook. A full-page
-screenshot of each page goes to ``_build/screenshots/`` for review.
+the machine, no script fails, every internal link and anchor resolves, and literal tokens such as
+``<pad>`` show as written. On chapter pages: every figure's smallest text renders at 9 CSS px or more in
+the 672-px column and the figure opens full size on a click, code boxes show their 88 columns without
+scrolling, solutions start collapsed and open on a click, and the Colab link opens this chapter's
+notebook. At phone width (390 px) no page scrolls sideways. A full-page screenshot of every page at
+desktop and at phone width goes to ``_build/screenshots/{desktop,phone}/`` for review, and each
+figure's measured text size to ``_build/screenshots/figure_text.tsv``.
 
 Needs the ``built_book`` fixture (tests/conftest.py) and a Chromium: ``scripts/install_browser.py``
 installs Debian's (``make test`` runs it first) together with the local MathJax. The test skips only
@@ -15,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import http.server
+import json
 import os
 import re
 import sys
@@ -23,6 +28,7 @@ from pathlib import Path
 from urllib.parse import unquote, urldefrag, urlparse
 
 import pytest
+from PIL import Image
 
 yaml = pytest.importorskip("yaml", reason="PyYAML comes with jupyter-book (requirements.txt)")
 
@@ -35,6 +41,12 @@ pytestmark = pytest.mark.browser
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync"]
 PAGE_TIMEOUT_MS = 60_000
+DESKTOP = {"width": 1280, "height": 900}
+PHONE = {"width": 390, "height": 844}
+MIN_TEXT_PX = 9  # utils/plots.py's MIN_TEXT_PX: the smallest text a figure may show
+SMALLEST_TEXT_KEY = "Course-Smallest-Text-pt"  # utils/plots.py writes it into every inline figure
+# Tokens that MyST would swallow as HTML tags unless written in backticks (or escaped).
+LITERAL_TOKENS = ("<pad>", "<BOS>", "<EOS>", "<bos>", "<eos>", "<unk>", "<UNK>")
 # sphinx-thebe 0.3.1 writes its inline config script twice into every page; the second copy fails to
 # redeclare its constants, harmlessly (the first copy defined them). Any other script error counts.
 KNOWN_SCRIPT_ERRORS = ("Identifier 'THEBE_JS_URL' has already been declared",)
@@ -114,16 +126,17 @@ def browser(chromium: str):
 @pytest.fixture(scope="module")
 def screenshots(built_book: Path) -> Path:
     folder = built_book.parent / "screenshots"
-    folder.mkdir(exist_ok=True)
+    for width in ("desktop", "phone"):
+        (folder / width).mkdir(parents=True, exist_ok=True)
     return folder
 
 
 class Visit:
     """One page opened in a fresh browser context, with what went wrong while loading it."""
 
-    def __init__(self, browser, base: str, page_name: str):
+    def __init__(self, browser, base: str, page_name: str, viewport: dict | None = None):
         self.base = base
-        self.context = browser.new_context(viewport={"width": 1280, "height": 900})
+        self.context = browser.new_context(viewport=viewport or DESKTOP)
         self.page = self.context.new_page()
         self.page.set_default_timeout(PAGE_TIMEOUT_MS)
         self.external: list[str] = []
@@ -225,7 +238,8 @@ def test_page_reads_well(page_name, site, browser, screenshots, anchors):
     visit = Visit(browser, base, page_name)
     try:
         facts = visit.page.evaluate(_PAGE_FACTS)
-        visit.page.screenshot(path=str(screenshots / f"{page_name.replace('/', '__')}.png"), full_page=True)
+        shown_text = visit.page.evaluate("() => (document.querySelector('main') || document.body).innerText")
+        visit.page.screenshot(path=str(screenshots / "desktop" / _png_name(page_name)), full_page=True)
     finally:
         visit.close()
     problems = []
@@ -258,7 +272,141 @@ def test_page_reads_well(page_name, site, browser, screenshots, anchors):
     problems += [f"failed to load: {item}" for item in visit.failed]
     problems += [f"script error: {err}" for err in visit.script_errors if err not in KNOWN_SCRIPT_ERRORS]
     problems += link_problems(facts["links"], base, html, anchors)
+    # Literal tokens written in the source show on the page (a bare <pad> is swallowed as HTML).
+    problems += [f"the token {token} is written in the source but missing from the page (write it in "
+                 "backticks)" for token in _literal_tokens(page_name) if token not in shown_text]
     assert not problems, f"{page_name}:\n  " + "\n  ".join(problems)
+
+
+def _png_name(page_name: str) -> str:
+    return f"{page_name.replace('/', '__')}.png"
+
+
+def _literal_tokens(page_name: str) -> list[str]:
+    """The LITERAL_TOKENS that a page's source (Markdown, or a notebook's Markdown cells) contains."""
+    for suffix in (".md", ".ipynb"):
+        source = REPO_ROOT / f"{page_name}{suffix}"
+        if source.is_file():
+            text = source.read_text()
+            if suffix == ".ipynb":
+                cells = json.loads(text)["cells"]
+                text = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
+            return [token for token in LITERAL_TOKENS if token in text]
+    return []
+
+
+# Elements reaching past the right edge; boxes that scroll inside themselves (code, math, tables) may.
+_SIDEWAYS = """() => {
+    const width = document.documentElement.clientWidth;
+    const inner = 'pre, .highlight, mjx-container, .MathJax, table, .table-wrapper, .output';
+    const wide = Array.from(document.querySelectorAll('main *')).filter(e => {
+        const box = e.getBoundingClientRect();
+        return box.width > 0 && box.right > width + 1 && !e.closest(inner);
+    }).slice(0, 5);
+    const name = e => `${e.tagName.toLowerCase()}.${e.className} ${e.getBoundingClientRect().right}`;
+    return {scroll: document.documentElement.scrollWidth, width: width, wide: wide.map(name)};
+}"""
+
+
+@pytest.mark.parametrize("page_name", PAGES)
+def test_page_fits_a_phone(page_name, site, browser, screenshots):
+    """At 390 px nothing makes the page scroll sideways (code boxes scroll inside themselves)."""
+    base, _ = site
+    visit = Visit(browser, base, page_name, viewport=PHONE)
+    try:
+        overflow = visit.page.evaluate(_SIDEWAYS)
+        visit.page.screenshot(path=str(screenshots / "phone" / _png_name(page_name)), full_page=True)
+    finally:
+        visit.close()
+    assert overflow["scroll"] <= overflow["width"] + 1, (
+        f"{page_name}: at {PHONE['width']} px the page is {overflow['scroll']} px wide and scrolls "
+        f"sideways; widest elements: {overflow['wide']}")
+
+
+_FIGURES = """() => Array.from(document.querySelectorAll('main div.cell_output img, main figure img'))
+    .filter(img => (img.getAttribute('src') || '').includes('_images/'))
+    .map(img => ({src: img.getAttribute('src'), natural: img.naturalWidth,
+                  shown: img.getBoundingClientRect().width, alt: img.alt}))"""
+
+
+def figure_text_px(html: Path, page_name: str, figure: dict) -> tuple[float | None, str]:
+    """(CSS px of the smallest text of a figure as shown, what was measured) from its PNG and box."""
+    path = (html / page_name).parent / figure["src"]
+    with Image.open(path) as image:
+        points = image.text.get(SMALLEST_TEXT_KEY) if hasattr(image, "text") else None
+        dpi = float(image.info.get("dpi", (100, 100))[0])
+    if points is None:
+        return None, f"{figure['src']}: no {SMALLEST_TEXT_KEY} in the PNG"
+    scale = figure["shown"] / figure["natural"] if figure["natural"] else 0.0
+    px = float(points) * dpi / 72 * scale
+    return px, f"{figure['src']}\t{float(points):.1f} pt\t{dpi:.0f} dpi\tscale {scale:.2f}\t{px:.1f} px"
+
+
+@pytest.mark.parametrize("page_name", CHAPTER_PAGES)
+def test_figures_are_readable(page_name, site, browser, screenshots):
+    """Every figure's smallest text, at its drawn size times the scale it is shown at, is >= 9 px."""
+    base, html = site
+    problems, rows = [], []
+    for label, viewport in (("desktop", DESKTOP), ("phone", PHONE)):
+        visit = Visit(browser, base, page_name, viewport=viewport)
+        try:
+            figures = visit.page.evaluate(_FIGURES)
+        finally:
+            visit.close()
+        for number, figure in enumerate(figures, start=1):
+            px, row = figure_text_px(html, page_name, figure)
+            rows.append(f"{page_name}\t{label}\tfigure {number}\t{row}")
+            if label != "desktop":
+                continue  # on a phone the reader taps a figure to see it full size
+            if px is None:
+                problems.append(f"figure {number} ({figure['alt'][:50]!r}): {row}; draw it with "
+                                "utils.plots imported (it records the text size of inline figures)")
+            elif px < MIN_TEXT_PX:
+                problems.append(f"figure {number} ({figure['alt'][:50]!r}): its smallest text shows at "
+                                f"{px:.1f} px, below {MIN_TEXT_PX} ({row}); draw it narrower (at most "
+                                "8 in) or with larger text (at least 9 pt)")
+    with (screenshots / "figure_text.tsv").open("a") as report:
+        report.write("\n".join(rows) + "\n")
+    assert not problems, f"{page_name}:\n  " + "\n  ".join(problems)
+
+
+@pytest.mark.parametrize("page_name", CHAPTER_PAGES)
+def test_code_boxes_show_88_columns(page_name, site, browser):
+    base, _ = site
+    visit = Visit(browser, base, page_name)
+    try:
+        boxes = visit.page.evaluate("""() => Array.from(document.querySelectorAll('main div.cell_input pre'))
+            .map(pre => ({client: pre.clientWidth, scroll: pre.scrollWidth,
+                          longest: Math.max(...pre.textContent.split('\\n').map(line => line.length)),
+                          first: pre.textContent.split('\\n')[0].slice(0, 60)}))""")
+    finally:
+        visit.close()
+    assert boxes, f"{page_name}: no code cells found"
+    wide = [f"{box['first']!r}... (longest line {box['longest']} columns, {box['scroll']} px in a "
+            f"{box['client']} px box)" for box in boxes if box["scroll"] > box["client"] + 1]
+    assert not wide, f"{page_name}: code boxes that scroll sideways:\n  " + "\n  ".join(wide)
+
+
+def test_a_figure_opens_full_size_on_click(site, browser):
+    base, _ = site
+    page_name = next(p for p in CHAPTER_PAGES if "/08_" in p)  # a page with large multi-panel maps
+    visit = Visit(browser, base, page_name)
+    try:
+        figures = visit.page.locator("main div.cell_output img.course-zoomable")
+        assert figures.count() >= 1, f"{page_name}: no figure is marked zoomable (course_book.js)"
+        widest = max(range(figures.count()), key=lambda i: figures.nth(i).evaluate("i => i.naturalWidth"))
+        figure = figures.nth(widest)
+        figure.scroll_into_view_if_needed()
+        figure.click()
+        big = visit.page.locator(".course-zoom-overlay img")
+        big.wait_for(state="visible", timeout=5_000)
+        natural = figure.evaluate("i => i.naturalWidth")
+        shown = big.evaluate("i => i.getBoundingClientRect().width")
+        assert abs(shown - natural) <= 2, f"the enlarged figure is {shown} px wide, its PNG {natural} px"
+        visit.page.keyboard.press("Escape")
+        big.wait_for(state="detached", timeout=5_000)
+    finally:
+        visit.close()
 
 
 def _exercise_pages() -> list[str]:

@@ -449,3 +449,59 @@ def test_every_chapter_is_in_the_toc(path):
     entries = {str(Path(e).with_suffix("")) if e.endswith((".ipynb", ".md")) else e for e in _toc_files()}
     assert f"chapters/{path.stem}" in entries, (
         f"{path.name} is not listed in book/_toc.yml (add '- file: chapters/{path.stem}')")
+
+
+# --- the page: literal tokens and code width ---------------------------------------------------------
+_TOKEN = re.compile(r"<(?:pad|BOS|EOS|bos|eos|unk|UNK)>")
+_FENCE = re.compile(r"^\s*(`{3,}|~{3,}|:{3,})\s*(\{[\w-]+\})?(.*)$")
+
+
+def bare_tokens(markdown: str) -> list[str]:
+    """Literal tokens like <pad> that MyST would read as an HTML tag (not in code, not in math).
+
+    Fenced code is skipped; a directive's title and body are Markdown and are checked.
+    """
+    found, fences, in_math = [], [], False
+    for line in markdown.splitlines():
+        fence = _FENCE.match(line)
+        if fence and not in_math:
+            marks, directive, rest = fence.groups()
+            if fences and not directive and not rest.strip() and marks[0] == fences[-1][0][0]:
+                fences.pop()  # a closing fence
+                continue
+            fences.append((marks, directive is None or directive.startswith(("{code", "{math"))))
+            line = "" if fences[-1][1] else rest  # a directive's argument (its title) is Markdown
+        if any(code for _, code in fences):
+            continue
+        if line.strip().startswith("$$"):
+            in_math = not in_math if line.strip().count("$$") == 1 else in_math
+            continue
+        if in_math:
+            continue
+        line = re.sub(r"`[^`]*`", "", line)
+        line = re.sub(r"\$[^$]*\$", "", line)
+        found += _TOKEN.findall(line)
+    return found
+
+
+def test_bare_tokens_finds_tokens_outside_code_and_math():
+    text = ("a <pad> b `<pad>` $x=\\texttt{<eos>}$\n```{admonition} Misconception: <BOS> first\n"
+            "body <EOS>\n```\n```python\n'<unk>'\n```\n$$\n\\texttt{<bos>}\n$$\n")
+    assert bare_tokens(text) == ["<pad>", "<BOS>", "<EOS>"]
+
+
+def _markdown_sources() -> list:
+    pages = sorted((REPO / "book").glob("*.md"))
+    return _params(NOTEBOOKS + pages)
+
+
+@pytest.mark.parametrize("path", _markdown_sources())
+def test_literal_tokens_are_written_as_code(path):
+    if path.suffix == ".md":
+        texts = {"the page": path.read_text(encoding="utf-8")}
+    else:
+        texts = {f"cell {i}": "".join(cell["source"]) for i, cell in enumerate(_load(path)["cells"])
+                 if cell["cell_type"] == "markdown"}
+    bare = [f"{where}: {token}" for where, text in texts.items() for token in bare_tokens(text)]
+    assert not bare, (f"{path.name}: tokens the page would swallow as HTML tags; write them in "
+                      f"backticks, e.g. `<pad>`: {bare}")

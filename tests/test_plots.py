@@ -7,7 +7,16 @@ import numpy as np
 import pytest
 import torch
 
-from utils.plots import WEIGHTS_CMAP, plot_attention, plot_attention_grid, plot_lines
+from utils.plots import (
+    MAX_WIDTH_IN,
+    MIN_TEXT_PX,
+    WEIGHTS_CMAP,
+    plot_attention,
+    plot_attention_grid,
+    plot_lines,
+    rendered_text_px,
+    smallest_text_points,
+)
 
 
 def _weights(t_q: int = 3, t_k: int = 4, seed: int = 0) -> torch.Tensor:
@@ -66,8 +75,8 @@ def test_plot_attention_checks_the_number_of_labels():
 def test_plot_attention_grid_draws_one_panel_per_map_and_hides_the_rest():
     maps = torch.stack([_weights(seed=s) for s in range(5)])  # (N, T_q, T_k)
     fig = plot_attention_grid(maps, list("abc"), list("wxyz"), ncols=3, suptitle="heads")
-    assert len(fig.axes) == 6  # 2 rows x 3 columns
-    drawn = [ax for ax in fig.axes if ax.get_images()]
+    assert len(fig.axes) == 7  # 2 rows x 3 columns, and one colour bar
+    drawn = [ax for ax in fig.axes[:6] if ax.get_images()]
     assert len(drawn) == 5
     assert [ax.get_title() for ax in drawn] == [f"head {i}" for i in range(5)]
     assert not fig.axes[5].axison
@@ -76,10 +85,24 @@ def test_plot_attention_grid_draws_one_panel_per_map_and_hides_the_rest():
     assert fig._suptitle.get_text() == "heads"
 
 
+def test_plot_attention_grid_shares_one_labelled_scale_and_labels_the_outer_axes():
+    maps = torch.stack([_weights(seed=s) for s in range(5)])
+    fig = plot_attention_grid(maps, list("abc"), list("wxyz"), ncols=3)
+    panels = [ax for ax in fig.axes if ax.get_images()]
+    assert {ax.get_images()[0].get_clim() for ax in panels} == {(0.0, 1.0)}  # one scale for all
+    colour_bars = [ax for ax in fig.axes if ax.get_label() == "<colorbar>"]
+    assert len(colour_bars) == 1 and "attention weight" in colour_bars[0].get_ylabel()
+    fig.canvas.draw()
+    shown = [ax.xaxis.get_tick_params()["labelbottom"] for ax in panels]
+    assert shown == [False, False, True, True, True]  # bottom row, and head 2 above the empty slot
+    assert [ax.yaxis.get_tick_params()["labelleft"] for ax in panels] == [True, False, False, True, False]
+
+
 def test_plot_attention_grid_uses_titles_and_at_most_n_columns():
     fig = plot_attention_grid(np.random.default_rng(0).random((2, 3, 3)), titles=["one", "two"], ncols=8)
-    assert len(fig.axes) == 2
-    assert [ax.get_title() for ax in fig.axes] == ["one", "two"]
+    panels = [ax for ax in fig.axes if ax.get_images()]
+    assert len(panels) == 2
+    assert [ax.get_title() for ax in panels] == ["one", "two"]
 
 
 def test_plot_attention_grid_errors():
@@ -87,7 +110,7 @@ def test_plot_attention_grid_errors():
         plot_attention_grid(_weights())
     with pytest.raises(ValueError, match=r"got 1 titles for 2 maps"):
         plot_attention_grid(torch.rand(2, 3, 3), titles=["only one"])
-    with pytest.raises(ValueError, match=r"got 2 key labels for a matrix with 3 columns"):
+    with pytest.raises(ValueError, match=r"got 2 key labels for maps of shape \(3, 3\)"):
         plot_attention_grid(torch.rand(2, 3, 3), key_labels=["a", "b"])
 
 
@@ -118,3 +141,41 @@ def test_plot_lines_errors():
         plot_lines([1, 2], {}, xlabel="x", ylabel="y")
     with pytest.raises(ValueError, match=r"series 'b' has 1 values for 2 x positions"):
         plot_lines([1, 2], {"a": [1, 2], "b": [1]}, xlabel="x", ylabel="y")
+
+
+# ---------------------------------------------------------------------------------------------------
+# readable in the book's column
+# ---------------------------------------------------------------------------------------------------
+def test_smallest_text_points_sees_every_drawn_text():
+    fig, ax = plt.subplots()
+    ax.plot([0, 1], [0, 1])
+    ax.text(0.5, 0.5, "tiny", fontsize=6)
+    ax.text(0.5, 0.2, "hidden", fontsize=4, visible=False)
+    assert smallest_text_points(fig) == 6
+    ax.texts[0].remove()
+    assert smallest_text_points(fig) == plt.rcParams["xtick.labelsize"]
+
+
+def test_a_wide_figure_is_shrunk_and_its_text_with_it():
+    fig, ax = plt.subplots(figsize=(16, 3))
+    ax.plot([0, 1], [0, 1])
+    points = smallest_text_points(fig)
+    width_px = fig.get_tightbbox(fig.canvas.get_renderer()).width * fig.dpi
+    assert rendered_text_px(fig) == pytest.approx(points * fig.dpi / 72 * 672 / width_px)
+    assert rendered_text_px(fig) < MIN_TEXT_PX
+
+
+@pytest.mark.parametrize("t", [3, 8, 20, 40])
+def test_heatmaps_stay_readable_at_column_width(t):
+    labels = [f"w{i}" for i in range(t)]
+    ax = plot_attention(torch.rand(t, t).softmax(-1), labels, labels, annotate=t <= 8)
+    assert rendered_text_px(ax.figure) >= MIN_TEXT_PX
+    grid = plot_attention_grid(torch.rand(8, t, t).softmax(-1), labels, labels)
+    assert rendered_text_px(grid) >= MIN_TEXT_PX
+    assert grid.get_tightbbox(grid.canvas.get_renderer()).width <= MAX_WIDTH_IN + 0.3
+    plt.close("all")
+
+
+def test_line_plots_stay_readable_at_column_width():
+    ax = plot_lines([1, 2, 3], {"a": [1, 2, 3], "b": [3, 2, 1]}, xlabel="x", ylabel="y", title="t")
+    assert rendered_text_px(ax.figure) >= MIN_TEXT_PX

@@ -1,21 +1,25 @@
-"""Two touches the course's book needs on top of Jupyter Book 1.x and sphinx-exercise.
+"""Three touches the course's book needs on top of Jupyter Book 1.x and sphinx-exercise.
 
 1. Exercises are numbered per chapter, "Exercise 4.2" for the second exercise of
    ``chapters/04_*.ipynb``, as the checks, the student edition and the instructor guide number them
    (sphinx-exercise alone counts across the whole book: "Exercise 19").
 2. The ``### BEGIN SOLUTION`` / ``### END SOLUTION`` lines that mark a solution for the student edition
    and nbgrader stay in the notebooks but are not shown on the page.
+3. The page: code boxes wide enough for the notebooks' 88 columns, and figures that open at full size
+   on a click (``static/course_book.css`` and ``static/course_book.js``).
 """
 
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
 from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.environment import BuildEnvironment
 
+STATIC = Path(__file__).resolve().parent / "static"
 MARKERS = ("### BEGIN SOLUTION", "### END SOLUTION")
 _CHAPTER = re.compile(r"(?:^|/)(\d{2})_[^/]*$")
 
@@ -54,7 +58,15 @@ def hide_markers(app: Sphinx, doctree: nodes.document) -> None:
         block.rawsource = cleaned
 
 
+def add_static_files(app: Sphinx) -> None:
+    """Serve static/ with the book and load its stylesheet and script on every page."""
+    app.config.html_static_path.append(str(STATIC))
+    app.add_css_file("course_book.css")
+    app.add_js_file("course_book.js")
+
+
 def setup(app: Sphinx) -> dict[str, Any]:
+    app.connect("builder-inited", add_static_files)
     app.connect("env-get-updated", renumber_exercises, priority=900)  # after Sphinx numbers figures
     app.connect("doctree-read", hide_markers)
     return {"parallel_read_safe": True, "parallel_write_safe": True, "version": "1.0"}
