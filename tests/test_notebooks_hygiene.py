@@ -505,3 +505,27 @@ def test_literal_tokens_are_written_as_code(path):
     bare = [f"{where}: {token}" for where, text in texts.items() for token in bare_tokens(text)]
     assert not bare, (f"{path.name}: tokens the page would swallow as HTML tags; write them in "
                       f"backticks, e.g. `<pad>`: {bare}")
+
+
+@pytest.mark.parametrize("path", _params(NOTEBOOKS))
+def test_code_fits_the_books_code_box(path):
+    """88 columns, the width the book's code box shows without scrolling (also ruff, chapters/ruff.toml)."""
+    long = [f"cell {i}: {len(line)} columns: {line[:60]}..."
+            for i, cell in enumerate(_load(path)["cells"]) if cell["cell_type"] == "code"
+            for line in "".join(cell["source"]).splitlines() if len(line) > 88]
+    assert not long, f"{path.name}: code lines longer than 88 columns:\n  " + "\n  ".join(long)
+
+
+_CMAP = re.compile(r"""cmap\s*=\s*["']([\w_]+)["']""")
+# Sequential maps that grow monotonically in lightness: they read in greyscale and for colour-blind
+# readers (jet, rainbow, hsv and the red-green diverging maps do not).
+READABLE_CMAPS = {"viridis", "cividis", "magma", "inferno", "plasma", "Greys", "gray", "binary"}
+
+
+@pytest.mark.parametrize("path", _params(NOTEBOOKS))
+def test_colour_maps_read_in_greyscale(path):
+    used = {name for cell in _load(path)["cells"] if cell["cell_type"] == "code"
+            for name in _CMAP.findall("".join(cell["source"]))}
+    assert used <= READABLE_CMAPS, (f"{path.name}: colour maps {sorted(used - READABLE_CMAPS)} do not read "
+                                    f"in greyscale or for colour-blind readers; use one of "
+                                    f"{sorted(READABLE_CMAPS)}")

@@ -14,7 +14,9 @@ Modules, one per subject, imported by the chapter notebooks:
 - ``utils.gpt``         a tiny decoder-only (GPT-style) model, sampling, a grammar checker (chapter 9)
 - ``utils.corpus``      a loader for a real parallel corpus (Tatoeba English-French), for online readers
 - ``utils.train``       a training loop with progress bars, evaluation helpers
-- ``utils.plots``       attention heatmaps and other figures
+- ``utils.plots``       attention heatmaps and other figures, readable at the book's column width
+- ``utils.diagrams``    the visual vocabulary of the architecture diagrams (colours, boxes, arrows)
+- ``utils.architectures`` the architecture diagrams, drawn from a model's own configuration
 - ``utils.checks``      auto-checks for the exercises, with hints
 
 Shape legend used in every module: B batch, T tokens (T_q queries, T_k keys), H heads,

@@ -30,6 +30,8 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Circle, FancyArrowPatch, FancyBboxPatch, Rectangle
 from matplotlib.text import Text
 
+from utils.plots import MAX_WIDTH_IN  # importing utils.plots also sets the course's figure style
+
 # ---------------------------------------------------------------------------------------------------
 # The vocabulary
 # ---------------------------------------------------------------------------------------------------
@@ -49,7 +51,7 @@ INK = "#1A1A1A"  # text
 MUTED = "#505050"  # shape labels, notes
 HIDDEN = "#3A3A3A"  # masked-out cells
 TITLE_SIZE, TEXT_SIZE, SHAPE_SIZE = 12, 10, 9  # points; nothing smaller than 9
-MAX_WIDTH_IN, MIN_FONTSIZE = 8.0, 9.0  # the book: 672 px column at 100 dpi
+MIN_FONTSIZE = 9.0  # points: with MAX_WIDTH_IN, text shows at 10.5 px or more in the 672-px column
 
 
 def shape(*dims: object) -> str:
