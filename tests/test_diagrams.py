@@ -93,10 +93,10 @@ def test_readability_problems_reports_small_wide_and_overlapping_text():
 # ---------------------------------------------------------------------------------------------------
 def test_rnn_drawing_reads_the_sizes_of_the_model():
     text = _joined(draw_rnn_attention(AttentionSeq2SeqGRU(17, 19, d_emb=20, d_model=36)))
-    for expected in ("E=20", "C=36", "d_k=36", "d_v=36", "V=19", "vocabulary 17", "$W_Q$  36×36"):
+    for expected in ("d_emb=20", "C=36", "d_k=36", "d_v=36", "vocab=19", "vocabulary 17", "$W_Q$  36×36"):
         assert expected in text, f"{expected!r} missing from the chapter 1 drawing"
     other = _joined(draw_rnn_attention(AttentionSeq2SeqGRU(17, 19, d_emb=8, d_model=12)))
-    assert "C=12" in other and "C=36" not in other and "E=8" in other
+    assert "C=12" in other and "C=36" not in other and "d_emb=8" in other
 
 
 def test_attention_block_reads_the_projections():
@@ -121,14 +121,14 @@ def test_encoder_layer_drawing_reads_the_config_and_places_the_norm():
     post, pre = _texts(draw_encoder_layer(ODD)), _texts(draw_encoder_layer(ODD, norm_first=True))
     for texts in (post, pre):
         text = "\n".join(texts)
-        assert "C=48" in text and "H=3" in text and "F=96" in text and "residual" in text
+        assert "C=48" in text and "H=3" in text and "d_ff=96" in text and "residual" in text
         assert texts.count("LayerNorm") == 2 and texts.count("+") == 2
     assert "LayerNorm(x + Sublayer(x))" in post and "x + Sublayer(LayerNorm(x))" in pre
     # from a layer: its own sizes and its own norm placement
     layer_text = _texts(draw_encoder_layer(EncoderLayer(40, 5, 72, norm_first=True)))
-    assert "x + Sublayer(LayerNorm(x))" in layer_text and "F=72" in "\n".join(layer_text)
+    assert "x + Sublayer(LayerNorm(x))" in layer_text and "d_ff=72" in "\n".join(layer_text)
     both = _joined(draw_encoder_layers_post_vs_pre(OTHER))
-    assert "post-norm" in both and "pre-norm" in both and "F=200" in both and "H=8" in both
+    assert "post-norm" in both and "pre-norm" in both and "d_ff=200" in both and "H=8" in both
 
 
 def test_encoder_layer_post_norm_puts_the_norm_after_the_add():
@@ -145,15 +145,16 @@ def test_encoder_layer_post_norm_puts_the_norm_after_the_add():
 def test_transformer_drawing_reads_the_config_and_draws_the_causal_mask():
     fig = draw_transformer(ODD, src_len=9, tgt_len=6)
     text = _joined(fig)
-    for expected in ("N=5 ×", "N=4 ×", "C=48", "H=3", "F=96", "S=9", "T=6", "V=29", "masked multi-head",
-                     "cross-attention", "hidden:\nfuture positions", "padding mask", "memory"):
+    for expected in ("N=5 ×", "N=4 ×", "C=48", "H=3", "d_ff=96", "S=9", "T=6", "vocab=29",
+                     "masked multi-head", "cross-attention", "hidden:\nfuture positions", "padding mask",
+                     "memory"):
         assert expected in text, f"{expected!r} missing from the Transformer drawing"
     ax = fig.axes[0]
     cells = [p for p in ax.patches if p.get_hatch() == "///"]
     assert len(cells) == 6 * 5 // 2  # the strictly upper triangle of the 6 x 6 causal mask is hidden
     assert draw_transformer(Transformer(ODD), 9, 6) is not None  # a model works as well as its config
     other = _joined(draw_transformer(OTHER, src_len=40, tgt_len=30))
-    assert "N=2 ×" in other and "F=200" in other and "first 12 shown" in other and "N=5 ×" not in other
+    assert "N=2 ×" in other and "d_ff=200" in other and "first 12 shown" in other and "N=5 ×" not in other
 
 
 def test_qkv_keep_their_colours_everywhere():

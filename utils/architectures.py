@@ -68,7 +68,7 @@ def draw_rnn_attention(model: AttentionSeq2SeqGRU) -> Figure:
     fig, ax = new_diagram(7.6, 7.3, "GRU encoder-decoder with attention: decoder step j")
     # encoder: tokens -> GRU cells -> states h_1 .. h_S
     xs = [2.9, 4.05, 5.2, 6.7]
-    draw_text(ax, 0.15, 6.35, f"source ids {shape('B', 'S')}\nembedded: E={e}\n(vocabulary {v_src})",
+    draw_text(ax, 0.15, 6.35, f"source ids {shape('B', 'S')}\nembedded: d_emb={e}\n(vocabulary {v_src})",
               size=SHAPE_SIZE, color=MUTED, ha="left")
     draw_text(ax, 0.15, 5.5, f"encoder GRU\nhidden size C={c}", ha="left")
     cells = []
@@ -88,7 +88,7 @@ def draw_rnn_attention(model: AttentionSeq2SeqGRU) -> Figure:
     draw_arrow(ax, [(w_k.x, states.bottom()[1]), w_k.top()])
     draw_arrow(ax, [(w_v.x, states.bottom()[1]), w_v.top()])
     # decoder: y_{j-1} and s_{j-1} -> s_j -> q_j
-    draw_text(ax, 1.1, 4.6, f"$y_{{j-1}}$ embedded, E={model.embed.embedding_dim}", size=SHAPE_SIZE,
+    draw_text(ax, 1.1, 4.6, f"$y_{{j-1}}$ embedded, d_emb={model.embed.embedding_dim}", size=SHAPE_SIZE,
               color=MUTED)
     dec = draw_box(ax, 1.1, 3.7, 1.7, 0.5, "decoder GRU\n$s_j$ from $y_{j-1}$, $s_{j-1}$", "recurrent")
     draw_arrow(ax, [(1.1, 4.45), dec.top()])
@@ -107,12 +107,13 @@ def draw_rnn_attention(model: AttentionSeq2SeqGRU) -> Figure:
     draw_arrow(ax, [w_v.bottom(), (w_v.x, total.y), total.right()], role="V",
                label=shape("B", "S", f"d_v={d_v}"), at=0.4)
     # output layer: logits for y_j from [s_j; c_j]
-    out = draw_box(ax, 1.1, -0.35, 2.0, 0.5, f"output layer\n$[s_j; c_j]$ → V={v_tgt}", "linear")
+    out = draw_box(ax, 1.1, -0.35, 2.0, 0.5, f"output layer\n$[s_j; c_j]$ → vocab={v_tgt}", "linear")
     draw_dot(ax, 1.1, 2.95)
     draw_arrow(ax, [(1.1, 2.95), (0.15, 2.95), (0.15, -0.35), out.left()])
     draw_arrow(ax, [total.bottom(), (total.x, out.y), out.right()], segment=1, side="below",
                label=f"$c_j$ {shape('B', 'T', f'd_v={d_v}')}")
-    draw_arrow(ax, [out.bottom(), (1.1, -1.05)], label=f"logits for $y_j$: {shape('B', 'T', f'V={v_tgt}')}")
+    logits = shape("B", "T", f"vocab={v_tgt}")
+    draw_arrow(ax, [out.bottom(), (1.1, -1.05)], label=f"logits for $y_j$: {logits}")
     return fit_height(fig, ax, -1.2)
 
 
@@ -228,11 +229,11 @@ def _encoder_layer(ax: Axes, x: float, y: float, c: int, h: int, f: int, norm_fi
                         else ("post-norm", "Vaswani et al., 2017", "LayerNorm(x + Sublayer(x))"))
     draw_text(ax, x + 0.2, y, f"{name} ({cite})", size=11, fontweight="bold")
     draw_text(ax, x + 0.2, y - 0.3, rule, size=SHAPE_SIZE, color=MUTED)
-    draw_arrow(ax, [(x, y - 0.5), (x, y - 0.95)], label=shape("B", "T", f"C={c}"), side="left", head=False)
+    draw_arrow(ax, [(x, y - 0.5), (x, y - 0.95)], label=shape("B", "S", f"C={c}"), side="left", head=False)
     column = residual_column(ax, x, y - 0.95, [
         Sublayer(f"multi-head\nself-attention, H={h}", "attention", "self"),
-        Sublayer(f"feed-forward\nC={c} → F={f} → C", "feed-forward")], norm_first, label_residual=True)
-    draw_arrow(ax, [(x, column.bottom), (x, column.bottom - 0.45)], label=shape("B", "T", f"C={c}"),
+        Sublayer(f"feed-forward\nC={c} → d_ff={f} → C", "feed-forward")], norm_first, label_residual=True)
+    draw_arrow(ax, [(x, column.bottom), (x, column.bottom - 0.45)], label=shape("B", "S", f"C={c}"),
                side="left")
     if norm_first:
         draw_text(ax, x + 0.2, column.bottom - 0.8, "a pre-norm stack ends\nwith one more LayerNorm",
@@ -292,7 +293,7 @@ def draw_transformer(config: TransformerConfig | Transformer, src_len: int, tgt_
     fig, ax = new_diagram(7.6, 11.0, "The Transformer: encoder (left), decoder (right)")
     xe, xd, y = 1.55, 4.55, 10.45
     attention = f"multi-head\nself-attention, H={h}"
-    ffn = Sublayer(f"feed-forward\nC={c} → F={f} → C", "feed-forward")
+    ffn = Sublayer(f"feed-forward\nC={c} → d_ff={f} → C", "feed-forward")
     enc, enc_out = _stack(ax, xe, y, f"source ids (B, S={src_len})", f"S={src_len}",
                           [Sublayer(attention, "attention", "self"), ffn], config.num_encoder_layers,
                           config.norm_first, -1, c)
@@ -316,8 +317,9 @@ def draw_transformer(config: TransformerConfig | Transformer, src_len: int, tgt_
     draw_text(ax, 6.75, masked.y - 0.6, "dark = hidden:\nfuture positions\n(rows: queries,\ncolumns: keys)",
               size=SHAPE_SIZE, color=MUTED, va="top")
     # output: a linear layer to target-vocabulary logits
-    out = draw_box(ax, xd, dec_out - 0.75, 1.9, 0.5, f"linear C={c} → V={config.tgt_vocab_size}", "linear")
+    vocab = config.tgt_vocab_size
+    out = draw_box(ax, xd, dec_out - 0.75, 1.9, 0.5, f"linear C={c} → vocab={vocab}", "linear")
     draw_arrow(ax, [(xd, dec_out), out.top()], label=shape("B", f"T={tgt_len}", f"C={c}"), side="left")
     draw_arrow(ax, [out.bottom(), (xd, out.bottom()[1] - 0.45)], side="left",
-               label=f"logits {shape('B', f'T={tgt_len}', f'V={config.tgt_vocab_size}')}")
+               label=f"logits {shape('B', f'T={tgt_len}', f'vocab={vocab}')}")
     return fit_height(fig, ax, out.bottom()[1] - 0.6)

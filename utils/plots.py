@@ -206,7 +206,7 @@ def plot_attention_grid(
         max(t_q, t_k), MAX_WIDTH_IN - 2.4)  # long sequences: one panel per row
     panel = cell * t_k + 0.15
     if ncols is None:
-        ncols = int((MAX_WIDTH_IN - 2.2) // panel)
+        ncols = int((MAX_WIDTH_IN - 2.2 + 1e-6) // panel)  # + 1e-6: two panels of exactly 2.9 in fit
     ncols = max(1, min(ncols, n))
     nrows = math.ceil(n / ncols)
     fig, axes = plt.subplots(nrows, ncols, squeeze=False, sharex=True, sharey=True,
