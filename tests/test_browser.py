@@ -346,6 +346,31 @@ def figure_text_px(html: Path, page_name: str, figure: dict) -> tuple[float | No
     return px, f"{figure['src']}\t{float(points):.1f} pt\t{dpi:.0f} dpi\tscale {scale:.2f}\t{px:.1f} px"
 
 
+_CODE_BOXES = """() => Array.from(document.querySelectorAll('main div.cell_input pre'))
+    .map(pre => ({client: pre.clientWidth, scroll: pre.scrollWidth,
+                  longest: Math.max(...pre.textContent.split('\\n').map(line => line.length)),
+                  first: pre.textContent.split('\\n')[0].slice(0, 60)}))"""
+
+
+@pytest.fixture(scope="module")
+def desktop_layout(site, browser):
+    """page name -> its figures and code boxes as laid out at desktop width (one visit per page)."""
+    base, _ = site
+    measured: dict[str, dict] = {}
+
+    def layout(page_name: str) -> dict:
+        if page_name not in measured:
+            visit = Visit(browser, base, page_name)
+            try:
+                measured[page_name] = {"figures": visit.page.evaluate(_FIGURES),
+                                       "code_boxes": visit.page.evaluate(_CODE_BOXES)}
+            finally:
+                visit.close()
+        return measured[page_name]
+
+    return layout
+
+
 def _report_figures(screenshots: Path, html: Path, page_name: str, width: str, figures: list[dict]) -> list:
     """Append each figure's measured text size to figure_text.tsv; return (number, figure, px, row)."""
     measured = []
@@ -358,14 +383,10 @@ def _report_figures(screenshots: Path, html: Path, page_name: str, width: str, f
 
 
 @pytest.mark.parametrize("page_name", CHAPTER_PAGES)
-def test_figures_are_readable(page_name, site, browser, screenshots):
+def test_figures_are_readable(page_name, site, desktop_layout, screenshots):
     """Every figure's smallest text, at its drawn size times the scale it is shown at, is >= 9 px."""
-    base, html = site
-    visit = Visit(browser, base, page_name)
-    try:
-        figures = visit.page.evaluate(_FIGURES)
-    finally:
-        visit.close()
+    _, html = site
+    figures = desktop_layout(page_name)["figures"]
     problems = []
     for number, figure, px, row in _report_figures(screenshots, html, page_name, "desktop", figures):
         if px is None:
@@ -379,16 +400,8 @@ def test_figures_are_readable(page_name, site, browser, screenshots):
 
 
 @pytest.mark.parametrize("page_name", CHAPTER_PAGES)
-def test_code_boxes_show_88_columns(page_name, site, browser):
-    base, _ = site
-    visit = Visit(browser, base, page_name)
-    try:
-        boxes = visit.page.evaluate("""() => Array.from(document.querySelectorAll('main div.cell_input pre'))
-            .map(pre => ({client: pre.clientWidth, scroll: pre.scrollWidth,
-                          longest: Math.max(...pre.textContent.split('\\n').map(line => line.length)),
-                          first: pre.textContent.split('\\n')[0].slice(0, 60)}))""")
-    finally:
-        visit.close()
+def test_code_boxes_show_88_columns(page_name, desktop_layout):
+    boxes = desktop_layout(page_name)["code_boxes"]
     assert boxes, f"{page_name}: no code cells found"
     wide = [f"{box['first']!r}... (longest line {box['longest']} columns, {box['scroll']} px in a "
             f"{box['client']} px box)" for box in boxes if box["scroll"] > box["client"] + 1]
