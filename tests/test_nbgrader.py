@@ -65,9 +65,10 @@ def autograde(course: Path, full: nbformat.NotebookNode, path: Path) -> dict[str
     from nbgrader.api import Gradebook
 
     assignment = path.stem
+    release = generate(course, assignment)  # also registers the assignment in the gradebook
     submissions = {"reference": classroom.nbgrader_notebook(full, path, lab_solutions=True)}
     if assignment in UNTOUCHED or assignment not in {p.stem for p in CHAPTERS}:
-        submissions["untouched"] = generate(course, assignment)
+        submissions["untouched"] = release
     for student, nb in submissions.items():
         target = course / "submitted" / student / assignment / f"{assignment}.ipynb"
         target.parent.mkdir(parents=True, exist_ok=True)
