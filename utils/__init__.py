@@ -18,6 +18,7 @@ Modules, one per subject, imported by the chapter notebooks:
 - ``utils.diagrams``    the visual vocabulary of the architecture diagrams (colours, boxes, arrows)
 - ``utils.architectures`` the architecture diagrams, drawn from a model's own configuration
 - ``utils.checks``      auto-checks for the exercises, with hints
+- ``utils.glue``        measured numbers recorded for the book's prose (myst-nb's glue, without myst-nb)
 
 Shape legend used in every module: B batch, T tokens (T_q queries, T_k keys), H heads,
 D head size, C = H * D = d_model.
