@@ -151,14 +151,9 @@ def top_k_filter(logits: torch.Tensor, k: int) -> torch.Tensor:
     return logits.masked_fill(logits < kth, float("-inf"))
 
 
-@torch.no_grad()
-def generate(model: TinyGPT, prompt: torch.Tensor, max_new_tokens: int, temperature: float = 1.0,
-             top_k: int | None = None, seed: int | None = None) -> torch.Tensor:
-    """Sample from softmax(logits / temperature), top-k filtered, token by token: (B, T0) -> (B, T0 + n).
-
-    ``temperature=0`` picks the most probable token (greedy). After ``<eos>`` a row gets ``<pad>``.
-    The same ``seed`` gives the same samples.
-    """
+def _generation_setup(model: TinyGPT, prompt: torch.Tensor, max_new_tokens: int, temperature: float,
+                      seed: int | None) -> torch.Generator:
+    """Check ``generate``'s arguments and return its seeded random generator."""
     if not isinstance(prompt, torch.Tensor) or prompt.dim() != 2 or prompt.shape[1] < 1:
         shape = tuple(prompt.shape) if isinstance(prompt, torch.Tensor) else type(prompt).__name__
         raise ValueError(f"prompt must be (batch, prompt_len >= 1) token ids, e.g. a column of <bos>; "
@@ -173,20 +168,38 @@ def generate(model: TinyGPT, prompt: torch.Tensor, max_new_tokens: int, temperat
                          f"max_len={c.max_len}")
     generator = torch.Generator(device=prompt.device)
     generator.manual_seed(seed if seed is not None else int(torch.randint(2**62, (1,))))  # global RNG
+    return generator
+
+
+def _choose_next(logits: torch.Tensor, temperature: float, top_k: int | None,
+                 generator: torch.Generator) -> torch.Tensor:
+    """The next token id per row (B,) from its scores (B, V): greedy at temperature 0, else sampled."""
+    if temperature == 0:
+        return logits.argmax(-1)  # (B,)
+    logits = logits / temperature  # < 1 sharpens the distribution, > 1 flattens it
+    if top_k is not None:
+        logits = top_k_filter(logits, top_k)
+    probs = torch.softmax(logits, dim=-1)  # (B, V)
+    return torch.multinomial(probs, 1, generator=generator).squeeze(1)  # (B,)
+
+
+@torch.no_grad()
+def generate(model: TinyGPT, prompt: torch.Tensor, max_new_tokens: int, temperature: float = 1.0,
+             top_k: int | None = None, seed: int | None = None) -> torch.Tensor:
+    """Sample from softmax(logits / temperature), top-k filtered, token by token: (B, T0) -> (B, T0 + n).
+
+    ``temperature=0`` picks the most probable token (greedy). After ``<eos>`` a row gets ``<pad>``.
+    The same ``seed`` gives the same samples.
+    """
+    generator = _generation_setup(model, prompt, max_new_tokens, temperature, seed)
+    c = model.config
     was_training = model.training
     model.eval()
     ids = prompt
     done = (prompt == c.eos_id).any(dim=1)  # (B,)
     for _ in range(max_new_tokens):
         logits = model(ids)[:, -1]  # (B, V): the scores for the next token only
-        if temperature == 0:
-            next_id = logits.argmax(-1)  # (B,)
-        else:
-            logits = logits / temperature  # < 1 sharpens the distribution, > 1 flattens it
-            if top_k is not None:
-                logits = top_k_filter(logits, top_k)
-            probs = torch.softmax(logits, dim=-1)  # (B, V)
-            next_id = torch.multinomial(probs, 1, generator=generator).squeeze(1)  # (B,)
+        next_id = _choose_next(logits, temperature, top_k, generator)  # (B,)
         next_id = next_id.masked_fill(done, c.pad_id)
         ids = torch.cat([ids, next_id[:, None]], dim=1)  # (B, t) -> (B, t + 1)
         done |= next_id == c.eos_id
@@ -194,6 +207,123 @@ def generate(model: TinyGPT, prompt: torch.Tensor, max_new_tokens: int, temperat
             break
     model.train(was_training)
     return ids
+
+
+# ---------------------------------------------------------------------------------------------------
+# Cached decoding: keep every layer's keys and values, compute only the new token's (chapter 9)
+# ---------------------------------------------------------------------------------------------------
+@dataclass
+class KVCache:
+    """Per layer, the keys and values of every token seen so far: lists of (B, H, T, D) tensors.
+
+    ``key_mask`` (B, T) is False at ``<pad>`` tokens, which are never attended to (as in ``TinyGPT``).
+    """
+
+    keys: list[torch.Tensor]
+    values: list[torch.Tensor]
+    key_mask: torch.Tensor
+
+    @property
+    def length(self) -> int:
+        """Number of tokens whose keys and values are stored (T)."""
+        return self.key_mask.shape[1]
+
+
+def layer_step_cached(layer: EncoderLayer, x: torch.Tensor, cache: KVCache,
+                      i: int) -> torch.Tensor:
+    """Layer i for new tokens x (B, T_new, C) only, attending over cached and new keys.
+
+    Appends the new tokens' keys and values to the cache's layer i. Works for a pre- or
+    post-norm ``EncoderLayer`` and returns what the layer returns for those tokens.
+    """
+    attn = layer.self_attn
+    h = layer.norm_1(x) if layer.norm_first else x
+    q = attn._split(attn.w_q(h))  # (B, T_new, C) -> (B, H, T_new, D)
+    k, v = attn._split(attn.w_k(h)), attn._split(attn.w_v(h))
+    if i < len(cache.keys):  # (B, H, T, D) -> (B, H, T + T_new, D)
+        cache.keys[i] = torch.cat([cache.keys[i], k], dim=2)
+        cache.values[i] = torch.cat([cache.values[i], v], dim=2)
+    else:  # the first call fills the cache
+        cache.keys.append(k)
+        cache.values.append(v)
+    t_new, t = x.shape[1], cache.keys[i].shape[2]
+    allowed = causal_mask(t, x.device)[t - t_new:]  # (T_new, T): the new rows of the mask
+    allowed = allowed & cache.key_mask[:, None, None, :]  # (B, 1, T_new, T): no <pad>
+    scores = q @ cache.keys[i].transpose(-2, -1) / attn.d_head ** 0.5  # (B, H, T_new, T)
+    weights = torch.softmax(scores.masked_fill(~allowed, float("-inf")), dim=-1)
+    a = weights @ cache.values[i]  # (B, H, T_new, D)
+    a = attn.w_o(a.transpose(1, 2).reshape(x.shape))  # (B, T_new, C)
+    if layer.norm_first:
+        x = x + a
+        return x + layer.feed_forward(layer.norm_2(x))
+    x = layer.norm_1(x + a)
+    return layer.norm_2(x + layer.feed_forward(x))
+
+
+@torch.no_grad()
+def forward_step(model: TinyGPT, ids: torch.Tensor, cache: KVCache | None = None
+                 ) -> tuple[torch.Tensor, KVCache]:
+    """Logits (B, T_new, V) for new tokens ids (B, T_new) after the cached ones; returns the grown cache.
+
+    Equals ``model(all_ids)[:, -T_new:]`` in eval mode; only the new tokens' q, k, v are computed.
+    """
+    if model.training:
+        raise RuntimeError("forward_step is for decoding: call model.eval() first (dropout is off)")
+    if not isinstance(ids, torch.Tensor) or ids.dim() != 2 or ids.shape[1] < 1:
+        shape = tuple(ids.shape) if isinstance(ids, torch.Tensor) else type(ids).__name__
+        raise ValueError(f"ids must be (batch, new_tokens >= 1) token ids, got {shape}")
+    check_token_ids(ids, "ids")
+    c = model.config
+    if ids.min() < 0 or ids.max() >= c.vocab_size:
+        raise ValueError(f"token ids must lie in 0..{c.vocab_size - 1}, got "
+                         f"{ids.min().item()}..{ids.max().item()}")
+    past = 0 if cache is None else cache.length
+    if cache is not None and cache.key_mask.shape[0] != ids.shape[0]:
+        raise ValueError(f"the cache holds {cache.key_mask.shape[0]} sequences, ids has {ids.shape[0]}")
+    if cache is not None and len(cache.keys) != c.num_layers:
+        raise ValueError(f"the cache has {len(cache.keys)} layers, the model {c.num_layers}")
+    if past + ids.shape[1] > c.max_len:
+        raise ValueError(f"the cache would hold {past + ids.shape[1]} tokens, more than the model's "
+                         f"max_len={c.max_len} positions; start a new cache or shorten the sequence")
+    new_mask = ids != c.pad_id  # (B, T_new)
+    if cache is None:
+        cache = KVCache([], [], new_mask)
+    else:
+        cache.key_mask = torch.cat([cache.key_mask, new_mask], dim=1)  # (B, T + T_new)
+    x = model.positional(model.embed(ids), offset=past)  # (B, T_new) -> (B, T_new, C)
+    for i, layer in enumerate(model.layers):
+        x = layer_step_cached(layer, x, cache, i)
+    return model.output(model.norm(x)), cache  # (B, T_new, V)
+
+
+@torch.no_grad()
+def generate_cached(model: TinyGPT, prompt: torch.Tensor, max_new_tokens: int,
+                    temperature: float = 1.0, top_k: int | None = None,
+                    seed: int | None = None, return_logits: bool = False
+                    ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
+    """``generate`` with a KV cache: the same tokens, each step computing only the newest token.
+
+    With ``return_logits`` also returns the (B, n, V) scores each step chose from (before temperature).
+    """
+    generator = _generation_setup(model, prompt, max_new_tokens, temperature, seed)
+    c = model.config
+    was_training = model.training
+    model.eval()
+    ids, step_logits = prompt, []
+    done = (prompt == c.eos_id).any(dim=1)  # (B,)
+    logits, cache = forward_step(model, prompt)  # the prompt fills the cache in one pass
+    logits = logits[:, -1]  # (B, V)
+    for n in range(max_new_tokens):
+        step_logits.append(logits)
+        next_id = _choose_next(logits, temperature, top_k, generator)  # (B,)
+        next_id = next_id.masked_fill(done, c.pad_id)
+        ids = torch.cat([ids, next_id[:, None]], dim=1)  # (B, t) -> (B, t + 1)
+        done |= next_id == c.eos_id
+        if done.all() or n == max_new_tokens - 1:
+            break
+        logits = forward_step(model, next_id[:, None], cache)[0][:, -1]  # only the new token: (B, V)
+    model.train(was_training)
+    return (ids, torch.stack(step_logits, dim=1)) if return_logits else ids
 
 
 def sample_sentences(model: TinyGPT, vocab: Vocab, n: int, temperature: float = 1.0,
