@@ -59,13 +59,13 @@ def _positive(value: object, name: str) -> None:
 # Chapter 1: the GRU encoder-decoder with attention
 # ---------------------------------------------------------------------------------------------------
 def draw_rnn_attention(model: AttentionSeq2SeqGRU) -> Figure:
-    """One decoder step j of ``AttentionSeq2SeqGRU``: q_j from s_j, keys and values from h_1..h_S, c_j."""
+    """One decoder step i of ``AttentionSeq2SeqGRU``: q_i from s_i, keys and values from h_1..h_S, c_i."""
     _expect(model, (AttentionSeq2SeqGRU,), "draw_rnn_attention",
             "build one with utils.rnn.train_rnn_translator(data, attention=True) and pass run.model")
     e, c = model.encoder.embed.embedding_dim, model.encoder.gru.hidden_size
     d_k, d_v = model.attention.w_q.out_features, model.attention.w_v.out_features
     v_src, v_tgt = model.encoder.embed.num_embeddings, model.out.out_features
-    fig, ax = new_diagram(7.6, 7.3, "GRU encoder-decoder with attention: decoder step j")
+    fig, ax = new_diagram(7.6, 7.3, "GRU encoder-decoder with attention: decoder step i")
     # encoder: tokens -> GRU cells -> states h_1 .. h_S
     xs = [2.9, 4.05, 5.2, 6.7]
     draw_text(ax, 0.15, 6.35, f"source ids {shape('B', 'S')}\nembedded: d_emb={e}\n(vocabulary {v_src})",
@@ -78,7 +78,7 @@ def draw_rnn_attention(model: AttentionSeq2SeqGRU) -> Figure:
         cells.append(draw_box(ax, x, 5.55, 0.75, 0.4, "GRU", "recurrent"))
         draw_arrow(ax, [(x, 6.4), cells[-1].top()])
         draw_arrow(ax, [cells[-1].bottom(), (x, 4.8)], label=f"$h_{{{name}}}$", side="right")
-    for a, b in zip(cells[:-1], cells[1:], strict=True):  # the recurrence h_{i-1} -> h_i
+    for a, b in zip(cells[:-1], cells[1:], strict=True):  # the recurrence h_{j-1} -> h_j
         draw_arrow(ax, [a.right(), b.left()])
     draw_text(ax, (xs[2] + xs[3]) / 2, 5.75, "...")
     states = draw_box(ax, 4.8, 4.6, 4.4, 0.4,
@@ -87,33 +87,33 @@ def draw_rnn_attention(model: AttentionSeq2SeqGRU) -> Figure:
     w_v = draw_box(ax, 6.5, 3.7, 1.5, 0.45, f"$W_V$  {c}×{d_v}", role="V")
     draw_arrow(ax, [(w_k.x, states.bottom()[1]), w_k.top()])
     draw_arrow(ax, [(w_v.x, states.bottom()[1]), w_v.top()])
-    # decoder: y_{j-1} and s_{j-1} -> s_j -> q_j
-    draw_text(ax, 1.1, 4.6, f"$y_{{j-1}}$ embedded, d_emb={model.embed.embedding_dim}", size=SHAPE_SIZE,
+    # decoder: y_{i-1} and s_{i-1} -> s_i -> q_i
+    draw_text(ax, 1.1, 4.6, f"$y_{{i-1}}$ embedded, d_emb={model.embed.embedding_dim}", size=SHAPE_SIZE,
               color=MUTED)
-    dec = draw_box(ax, 1.1, 3.7, 1.7, 0.5, "decoder GRU\n$s_j$ from $y_{j-1}$, $s_{j-1}$", "recurrent")
+    dec = draw_box(ax, 1.1, 3.7, 1.7, 0.5, "decoder GRU\n$s_i$ from $y_{i-1}$, $s_{i-1}$", "recurrent")
     draw_arrow(ax, [(1.1, 4.45), dec.top()])
     w_q = draw_box(ax, 1.1, 2.55, 1.5, 0.45, f"$W_Q$  {c}×{d_k}", role="Q")
-    draw_arrow(ax, [dec.bottom(), w_q.top()], label=f"$s_j$ {shape('B', 'T', f'C={c}')}", at=0.35)
+    draw_arrow(ax, [dec.bottom(), w_q.top()], label=f"$s_i$ {shape('B', 'T', f'C={c}')}", at=0.35)
     # attention: scores, softmax over the source, weighted sum of the values
-    scores = draw_box(ax, w_k.x, 2.55, 1.8, 0.5, "scores $q_j \\cdot k_i$\nfor i = 1..S", "attention")
+    scores = draw_box(ax, w_k.x, 2.55, 1.8, 0.5, "scores $q_i \\cdot k_j$\nfor j = 1..S", "attention")
     draw_arrow(ax, [w_q.right(), scores.left()], role="Q", label=shape("B", "T", f"d_k={d_k}"),
                side="above")
     draw_arrow(ax, [w_k.bottom(), scores.top()], role="K", label=shape("B", "S", f"d_k={d_k}"))
     soft = draw_box(ax, w_k.x, 1.6, 2.5, 0.5, "softmax over the source\n(padding set to −inf)",
                     "attention")
     draw_arrow(ax, [scores.bottom(), soft.top()], label=shape("B", "T", "S"))
-    total = draw_box(ax, w_k.x, 0.7, 2.5, 0.45, "$c_j = \\sum_i \\alpha_{ji} v_i$", "attention")
-    draw_arrow(ax, [soft.bottom(), total.top()], label=f"$\\alpha_j$ {shape('B', 'T', 'S')}")
+    total = draw_box(ax, w_k.x, 0.7, 2.5, 0.45, "$c_i = \\sum_j \\alpha_{ij} v_j$", "attention")
+    draw_arrow(ax, [soft.bottom(), total.top()], label=f"$\\alpha_i$ {shape('B', 'T', 'S')}")
     draw_arrow(ax, [w_v.bottom(), (w_v.x, total.y), total.right()], role="V",
                label=shape("B", "S", f"d_v={d_v}"), at=0.4)
-    # output layer: logits for y_j from [s_j; c_j]
-    out = draw_box(ax, 1.1, -0.35, 2.0, 0.5, f"output layer\n$[s_j; c_j]$ → vocab={v_tgt}", "linear")
+    # output layer: logits for y_i from [s_i; c_i]
+    out = draw_box(ax, 1.1, -0.35, 2.0, 0.5, f"output layer\n$[s_i; c_i]$ → vocab={v_tgt}", "linear")
     draw_dot(ax, 1.1, 2.95)
     draw_arrow(ax, [(1.1, 2.95), (0.15, 2.95), (0.15, -0.35), out.left()])
     draw_arrow(ax, [total.bottom(), (total.x, out.y), out.right()], segment=1, side="below",
-               label=f"$c_j$ {shape('B', 'T', f'd_v={d_v}')}")
+               label=f"$c_i$ {shape('B', 'T', f'd_v={d_v}')}")
     logits = shape("B", "T", f"vocab={v_tgt}")
-    draw_arrow(ax, [out.bottom(), (1.1, -1.05)], label=f"logits for $y_j$: {logits}")
+    draw_arrow(ax, [out.bottom(), (1.1, -1.05)], label=f"logits for $y_i$: {logits}")
     return fit_height(fig, ax, -1.2)
 
 

@@ -1,15 +1,15 @@
 """GRU encoder-decoders with and without attention, the models of chapter 1.
 
-Shape legend: B batch, S source tokens, T target tokens, E embedding size, C hidden size of the GRUs
-(d_model; in shape comments C is always this width, never the context vector C = h_m of the prose),
+Shape legend: B batch, S source tokens, T target tokens, d_emb embedding size, C hidden size of the GRUs
+(d_model; in shape comments C is always this width, never the context vector c = h_S of the prose),
 V vocabulary size. Row vectors throughout; masks are bool, True = real token.
 
 Two distinct models, same encoder, same training recipe:
 
-- ``Seq2SeqGRU``: the encoder's last state h_m is the single context C of every decoder step
-  (Cho et al., 2014; Sutskever et al., 2014): y_j = f(C, y_1 .. y_{j-1}).
-- ``AttentionSeq2SeqGRU``: a context c_j recomputed at every decoder step by ``RNNAttention``
-  (q_j = s_j W_Q, k_i = h_i W_K, v_i = h_i W_V, alpha_j = softmax(K q_j^T), c_j = sum_i alpha_ji v_i),
+- ``Seq2SeqGRU``: the encoder's last state h_S is the single context c of every decoder step
+  (Cho et al., 2014; Sutskever et al., 2014): y_i = f(c, y_1 .. y_{i-1}).
+- ``AttentionSeq2SeqGRU``: a context c_i recomputed at every decoder step by ``RNNAttention``
+  (q_i = s_i W_Q, k_j = h_j W_K, v_j = h_j W_V, alpha_i = softmax(K q_i^T), c_i = sum_j alpha_ij v_j),
   in the style of Luong et al. (2015), with the query taken from the current decoder state.
 
 API used by later chapters (chapter 8 compares the Transformer with the RNN with attention):
@@ -50,10 +50,10 @@ from utils.train import History, fit
 
 
 # ---------------------------------------------------------------------------------------------------
-# Encoder (section 1): h_1 .. h_m
+# Encoder (section 1): h_1 .. h_S
 # ---------------------------------------------------------------------------------------------------
 class GRUEncoder(nn.Module):
-    """Embed the source and run a GRU over it: all states h_1..h_S and the last real state h_m."""
+    """Embed the source and run a GRU over it: all states h_1..h_S and the last real state h_S."""
 
     def __init__(self, vocab_size: int, d_emb: int, d_model: int, pad_id: int = 0):
         super().__init__()
@@ -61,15 +61,15 @@ class GRUEncoder(nn.Module):
         self.gru = nn.GRU(d_emb, d_model, batch_first=True)
 
     def forward(self, src: torch.Tensor, src_lengths: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """src (B, S) ids, src_lengths (B,) -> states (B, S, C), last real state h_m (B, C)."""
+        """src (B, S) ids, src_lengths (B,) -> states (B, S, C), last real state h_S (B, C)."""
         check_token_ids(src, "src")
         b, s = src.shape
         if src_lengths.shape != (b,) or src_lengths.min() < 1 or src_lengths.max() > s:
             raise ValueError(f"src_lengths must be (B,) = ({b},) with values in 1..{s} (the padded "
                              f"length), got {src_lengths.tolist()}")
-        states, _ = self.gru(self.embed(src))  # (B, S, E) -> (B, S, C)
+        states, _ = self.gru(self.embed(src))  # (B, S, d_emb) -> (B, S, C)
         # Padding comes after the real tokens, so the state at position length-1 has read exactly the
-        # sentence: that is h_m. States at padded positions are never used (the masks hide them).
+        # sentence: that is h_S. States at padded positions are never used (the masks hide them).
         rows = torch.arange(b, device=src.device)
         last = states[rows, src_lengths.to(src.device) - 1]  # (B, C)
         return states, last
@@ -79,8 +79,8 @@ class GRUEncoder(nn.Module):
 # Attention inside the RNN (section 2), written as Q, K, V
 # ---------------------------------------------------------------------------------------------------
 class RNNAttention(nn.Module):
-    """Context c_j = sum_i alpha_ji v_i with alpha_j = softmax_i(q_j . k_i), q_j = s_j W_Q, k_i = h_i W_K,
-    v_i = h_i W_V (chapter 1, section 2). No 1/sqrt(d_k) scaling here: chapter 2 adds it."""
+    """Context c_i = sum_j alpha_ij v_j with alpha_i = softmax_j(q_i . k_j), q_i = s_i W_Q, k_j = h_j W_K,
+    v_j = h_j W_V (chapter 1, section 2). No 1/sqrt(d_k) scaling here: chapter 2 adds it."""
 
     def __init__(self, d_dec: int, d_enc: int, d_k: int, d_v: int):
         super().__init__()
@@ -97,10 +97,10 @@ class RNNAttention(nn.Module):
                              f"tokens; got {src_mask.dtype} {tuple(src_mask.shape)}")
         check_mask_rows(src_mask, "src_mask")  # a sentence with no real token: softmax would be 0/0
         # 1. gather the encoder states and turn them into keys and values
-        k = self.w_k(h)  # k_i = h_i W_K: (B, S, C) -> (B, S, d_k)
-        v = self.w_v(h)  # v_i = h_i W_V: (B, S, C) -> (B, S, d_v)
-        q = self.w_q(s)  # q_j = s_j W_Q: (B, T, C) -> (B, T, d_k)
-        # 2. score every source position for every decoder step: K q_j^T, m scores per step
+        k = self.w_k(h)  # k_j = h_j W_K: (B, S, C) -> (B, S, d_k)
+        v = self.w_v(h)  # v_j = h_j W_V: (B, S, C) -> (B, S, d_v)
+        q = self.w_q(s)  # q_i = s_i W_Q: (B, T, C) -> (B, T, d_k)
+        # 2. score every source position for every decoder step: K q_i^T, S scores per step
         scores = q @ k.transpose(1, 2)  # (B, T, d_k) @ (B, d_k, S) -> (B, T, S)
         scores = scores.masked_fill(~src_mask[:, None, :], float("-inf"))  # padding gets weight 0
         # 3. softmax over the source positions: alpha_{j,:} sums to 1
@@ -117,12 +117,12 @@ class EncoderMemory(NamedTuple):
     """What the decoder may read: every encoder state, the last real one, and which positions are real."""
 
     states: torch.Tensor  # (B, S, C): h_1 .. h_S
-    last: torch.Tensor  # (B, C): h_m, the last real state of each sentence
+    last: torch.Tensor  # (B, C): h_S, the last real state of each sentence
     src_mask: torch.Tensor  # (B, S) bool, True at real tokens
 
 
 class Seq2SeqGRU(nn.Module):
-    """GRU encoder-decoder without attention: one fixed context C = h_m for every output (section 1)."""
+    """GRU encoder-decoder without attention: one fixed context c = h_S for every output (section 1)."""
 
     def __init__(self, src_vocab_size: int, tgt_vocab_size: int, d_emb: int = 32, d_model: int = 64,
                  pad_id: int = 0, bos_id: int = 1, eos_id: int = 2):
@@ -131,10 +131,10 @@ class Seq2SeqGRU(nn.Module):
         self.encoder = GRUEncoder(src_vocab_size, d_emb, d_model, pad_id)
         self.embed = nn.Embedding(tgt_vocab_size, d_emb, padding_idx=pad_id)
         self.gru = nn.GRU(d_emb + d_model, d_model, batch_first=True)  # input [y_{j-1}; C]
-        self.out = nn.Linear(2 * d_model, tgt_vocab_size)  # logits from [s_j; C]
+        self.out = nn.Linear(2 * d_model, tgt_vocab_size)  # logits from [s_i; c]
 
     def encode(self, batch: Batch) -> EncoderMemory:
-        """Run the encoder over ``batch.src``: states (B, S, C), h_m (B, C) and the source mask (B, S)."""
+        """Run the encoder over ``batch.src``: states (B, S, C), h_S (B, C) and the source mask (B, S)."""
         states, last = self.encoder(batch.src, batch.src_lengths)
         return EncoderMemory(states, last, batch.src_mask)
 
@@ -142,7 +142,7 @@ class Seq2SeqGRU(nn.Module):
                ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
         """y_prev (B, T) ids, state (1, B, C) -> logits (B, T, V), new state, no attention weights."""
         t = y_prev.shape[1]
-        ctx = memory.last[:, None, :].expand(-1, t, -1)  # the same C = h_m at every step: (B, T, C)
+        ctx = memory.last[:, None, :].expand(-1, t, -1)  # the same c = h_S at every step: (B, T, C)
         s, state = self.gru(torch.cat([self.embed(y_prev), ctx], dim=-1), state)  # (B, T, C)
         return self.out(torch.cat([s, ctx], dim=-1)), state, None  # (B, T, 2C) -> (B, T, V)
 
@@ -150,7 +150,7 @@ class Seq2SeqGRU(nn.Module):
         """Teacher forcing: logits (B, T, V) for ``batch.tgt_in`` (the decoder sees the true y_{<j})."""
         check_token_ids(batch.tgt_in, "batch.tgt_in")
         memory = self.encode(batch)
-        logits, _, _ = self.decode(batch.tgt_in, memory.last[None], memory)  # s_0 = h_m
+        logits, _, _ = self.decode(batch.tgt_in, memory.last[None], memory)  # s_0 = h_S
         return logits
 
     @torch.no_grad()
@@ -170,7 +170,7 @@ class Seq2SeqGRU(nn.Module):
         b = batch.src.shape[0]
         max_len = max_len if max_len is not None else batch.src.shape[1] + 5
         memory = self.encode(batch)
-        state = memory.last[None]  # s_0 = h_m: (1, B, C)
+        state = memory.last[None]  # s_0 = h_S: (1, B, C)
         y = torch.full((b, 1), self.bos_id, dtype=torch.long, device=batch.src.device)
         outputs, weights = [], []
         done = torch.zeros(b, dtype=torch.bool, device=batch.src.device)
@@ -189,19 +189,19 @@ class Seq2SeqGRU(nn.Module):
 
 
 class AttentionSeq2SeqGRU(Seq2SeqGRU):
-    """GRU encoder-decoder with attention: a new context c_j at every decoder step (section 2)."""
+    """GRU encoder-decoder with attention: a new context c_i at every decoder step (section 2)."""
 
     def __init__(self, src_vocab_size: int, tgt_vocab_size: int, d_emb: int = 32, d_model: int = 64,
                  pad_id: int = 0, bos_id: int = 1, eos_id: int = 2):
         super().__init__(src_vocab_size, tgt_vocab_size, d_emb, d_model, pad_id, bos_id, eos_id)
-        self.gru = nn.GRU(d_emb, d_model, batch_first=True)  # s_j from y_{j-1} and s_{j-1}
+        self.gru = nn.GRU(d_emb, d_model, batch_first=True)  # s_i from y_{i-1} and s_{i-1}
         self.attention = RNNAttention(d_dec=d_model, d_enc=d_model, d_k=d_model, d_v=d_model)
 
     def decode(self, y_prev: torch.Tensor, state: torch.Tensor, memory: EncoderMemory
                ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """y_prev (B, T) ids, state (1, B, C) -> logits (B, T, V), new state, weights alpha (B, T, S)."""
-        s, state = self.gru(self.embed(y_prev), state)  # decoder states s_j: (B, T, C)
-        c, alpha = self.attention(s, memory.states, memory.src_mask)  # c_j: (B, T, C), (B, T, S)
+        s, state = self.gru(self.embed(y_prev), state)  # decoder states s_i: (B, T, C)
+        c, alpha = self.attention(s, memory.states, memory.src_mask)  # c_i: (B, T, C), (B, T, S)
         return self.out(torch.cat([s, c], dim=-1)), state, alpha  # (B, T, 2C) -> (B, T, V)
 
 

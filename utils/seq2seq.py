@@ -4,10 +4,10 @@ Shape legend: B batch, S source tokens, T target tokens, C = d_model, V target v
 Masks are bool, True = real token / may attend.
 
 The recurrent states of chapter 1 are gone: keys and values are computed from the source *embeddings*
-a_i and queries from the embeddings u_j of the decoder's input words (``<bos>`` y_1 .. y_n):
+a_j and queries from the embeddings u_i of the decoder's input words (``<bos>`` y_1 .. y_n):
 
-    o_j = sum_i alpha_ji (a_i W_V),   alpha_j = softmax_i((u_j W_Q) . (a_i W_K) / sqrt(d_k)),
-    p(y_j | y_{j-1}, x) = softmax([u_j; o_j] W_out).
+    c_i = sum_j alpha_ij (a_j W_V),   alpha_i = softmax_j((u_i W_Q) . (a_j W_K) / sqrt(d_k)),
+    P(y_i | y_{i-1}, x) = softmax([u_i; c_i] W_out).
 
 The layer is ``utils.attention.SingleHeadAttention``. The model sees the source as a *set* of words (no
 positions) and the target only through the previous word, which is exactly what chapter 3 shows to
