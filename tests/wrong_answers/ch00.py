@@ -42,12 +42,12 @@ def my_predictions():
     return [0.25, 0.25, 0.25, 0.25], [[1.0, 1.0, 1.0]], [1.0, 1.0]
 '''),
     Wrong("Exercise 0.4", "every pair of target positions compared in both orders (count "
-          "only j < j')", '''
+          "only i < i')", '''
 def count_crossings(alignment):
     a = torch.tensor(alignment)
     return int((a[:, None] > a[None, :]).sum())
 '''),
-    Wrong("Exercise 0.4", "only neighbouring target words (j, j + 1) compared", '''
+    Wrong("Exercise 0.4", "only neighbouring target words (i, i + 1) compared", '''
 def count_crossings(alignment):
     a = torch.tensor(alignment)
     return int((a[:-1] > a[1:]).sum())

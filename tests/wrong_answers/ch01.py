@@ -46,16 +46,16 @@ def batch_attention(s, H, src_mask, W_Q, W_K, W_V):
     return alpha @ v, alpha
 '''),
     Wrong("Exercise 1.4", MISTAKES["mask_after_softmax"], '''
-def window_attention_step(s_j, H, W_Q, W_K, W_V, center, radius):
-    alpha = torch.softmax((H @ W_K) @ (s_j @ W_Q), dim=0)
+def window_attention_step(s_i, H, W_Q, W_K, W_V, center, radius):
+    alpha = torch.softmax((H @ W_K) @ (s_i @ W_Q), dim=0)
     inside = (torch.arange(H.shape[0]) - center).abs() <= radius
     alpha = alpha * inside
     return alpha @ (H @ W_V), alpha
 '''),
-    Wrong("Exercise 1.4", "a window one position too narrow on each side (|i - p_j| < D "
-          "instead of <= D)", '''
-def window_attention_step(s_j, H, W_Q, W_K, W_V, center, radius):
-    scores = (H @ W_K) @ (s_j @ W_Q)
+    Wrong("Exercise 1.4", "a window one position too narrow on each side (|j - p_i| < r "
+          "instead of <= r)", '''
+def window_attention_step(s_i, H, W_Q, W_K, W_V, center, radius):
+    scores = (H @ W_K) @ (s_i @ W_Q)
     inside = (torch.arange(H.shape[0]) - center).abs() < radius
     alpha = torch.softmax(scores.masked_fill(~inside, float("-inf")), dim=0)
     return alpha @ (H @ W_V), alpha
