@@ -27,4 +27,5 @@ D head size, C = H * D = d_model.
 from utils.runtime import choose_threads, get_device, seed_everything, show_source
 
 __all__ = ["choose_threads", "get_device", "seed_everything", "show_source"]
-__version__ = "0.1.0"
+__version__ = "0.1.0"  # the release; set in pyproject.toml, written by scripts/course_address.py
+__course__ = "attention-course"  # tells this course's `utils` from other packages named utils
