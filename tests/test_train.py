@@ -336,3 +336,58 @@ def test_evaluate_translation_needs_pairs(pairs_and_vocabs):
     _, src_vocab, tgt_vocab = pairs_and_vocabs
     with pytest.raises(ValueError, match=r"evaluate_translation got no pairs"):
         evaluate_translation(_perfect, [], src_vocab, tgt_vocab)
+
+
+# ---------------------------------------------------------------------------------------------------
+# The progress bar as a notebook saves it
+# ---------------------------------------------------------------------------------------------------
+_FIT_IN_A_NOTEBOOK = """
+import torch
+from torch import nn
+from utils.train import fit
+
+torch.manual_seed(0)
+model = nn.Linear(2, 1)
+data = [(torch.randn(8, 2), torch.randn(8, 1))]
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+
+def step(model, batch):
+    x, y = batch
+    return nn.functional.mse_loss(model(x), y)
+"""
+
+
+def _saved_outputs(code: str, monkeypatch) -> list[dict]:
+    """Execute ``code`` after _FIT_IN_A_NOTEBOOK in a Jupyter kernel; the outputs as a file stores them."""
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    pytest.importorskip("ipywidgets")
+    monkeypatch.delenv("COURSE_PLAIN_PROGRESS", raising=False)  # the live bar, as a student sees it
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(_FIT_IN_A_NOTEBOOK), nbformat.v4.new_code_cell(code)]
+    nbclient.NotebookClient(nb, timeout=120, kernel_name="python3", allow_errors=True).execute()
+    return nb.cells[1].outputs
+
+
+def _plain_texts(outputs: list[dict]) -> list[str]:
+    return [o.get("data", {}).get("text/plain", "") for o in outputs] + [o.get("text", "") for o in outputs]
+
+
+def test_a_saved_progress_bar_shows_the_finished_run_not_zero(monkeypatch):
+    outputs = _saved_outputs('fit(model, data, step, opt, epochs=3, desc="tiny run")', monkeypatch)
+    bars = [o for o in outputs if "application/vnd.jupyter.widget-view+json" in o.get("data", {})]
+    assert len(bars) == 1, f"expected one live widget bar, got outputs {outputs}"
+    text = bars[0]["data"]["text/plain"]  # what GitHub, nbviewer and a reopened notebook show
+    assert "tiny run" in text and "100%" in text and "3/3" in text and "loss=" in text, text
+    assert not any(re.search(r"\b0%", t) for t in _plain_texts(outputs)), outputs
+
+
+def test_a_saved_progress_bar_shows_where_an_error_stopped_it(monkeypatch):
+    code = ("def bad_step(model, batch):\n"
+            "    return step(model, batch) * float('nan')\n"
+            "fit(model, data, bad_step, opt, epochs=3, desc='diverging run')")
+    outputs = _saved_outputs(code, monkeypatch)
+    bars = [o for o in outputs if "application/vnd.jupyter.widget-view+json" in o.get("data", {})]
+    assert len(bars) == 1
+    assert "0/3" in bars[0]["data"]["text/plain"]  # stopped in the first epoch, and says so
+    assert any(o.get("ename") == "FloatingPointError" for o in outputs)

@@ -16,7 +16,7 @@ from typing import Any
 
 import torch
 from torch import nn
-from tqdm.auto import tqdm
+from tqdm import tqdm
 
 
 @dataclass
@@ -62,41 +62,42 @@ def fit(
     history = History()
     start = time.perf_counter()
     plain = plain_progress()
-    bar = tqdm(total=epochs, desc=desc, unit="epoch", disable=not progress or plain)
-    for epoch in range(epochs):
-        model.train()
-        epoch_batches = batches(epoch) if callable(batches) else batches
-        total, count = 0.0, 0
-        for batch in epoch_batches:
-            loss = step(model, batch)
-            if not isinstance(loss, torch.Tensor) or loss.dim() != 0:
-                raise TypeError(f"step must return a scalar loss tensor, got {loss!r:.80}")
-            if not torch.isfinite(loss):
-                raise FloatingPointError(
-                    f"the loss became {loss.item()} at epoch {epoch}; try a smaller learning rate"
-                )
-            optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            if grad_clip is not None:
-                nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
-            optimizer.step()
-            if scheduler is not None:
-                scheduler.step()
-            history.step_losses.append(loss.item())
-            total += loss.item()
-            count += 1
-        if count == 0:
-            raise ValueError(f"epoch {epoch} had no batches: is the data empty?")
-        history.epoch_losses.append(total / count)
-        metrics = {"loss": total / count}
-        if on_epoch_end is not None:
-            model.eval()
-            extra = on_epoch_end(epoch) or {}
-            metrics.update(extra)
-            history.epoch_metrics.append(dict(extra))
-        bar.set_postfix({k: f"{v:.4g}" for k, v in metrics.items()})
-        bar.update(1)
-    bar.close()
+    bar = ProgressBar(epochs, desc, enabled=progress and not plain)
+    try:
+        for epoch in range(epochs):
+            model.train()
+            epoch_batches = batches(epoch) if callable(batches) else batches
+            total, count = 0.0, 0
+            for batch in epoch_batches:
+                loss = step(model, batch)
+                if not isinstance(loss, torch.Tensor) or loss.dim() != 0:
+                    raise TypeError(f"step must return a scalar loss tensor, got {loss!r:.80}")
+                if not torch.isfinite(loss):
+                    raise FloatingPointError(
+                        f"the loss became {loss.item()} at epoch {epoch}; try a smaller learning rate"
+                    )
+                optimizer.zero_grad(set_to_none=True)
+                loss.backward()
+                if grad_clip is not None:
+                    nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
+                optimizer.step()
+                if scheduler is not None:
+                    scheduler.step()
+                history.step_losses.append(loss.item())
+                total += loss.item()
+                count += 1
+            if count == 0:
+                raise ValueError(f"epoch {epoch} had no batches: is the data empty?")
+            history.epoch_losses.append(total / count)
+            metrics = {"loss": total / count}
+            if on_epoch_end is not None:
+                model.eval()
+                extra = on_epoch_end(epoch) or {}
+                metrics.update(extra)
+                history.epoch_metrics.append(dict(extra))
+            bar.update({k: f"{v:.4g}" for k, v in metrics.items()})
+    finally:
+        bar.close()  # also after an error: the saved output shows where it stopped
     history.seconds = time.perf_counter() - start
     if progress and plain:
         shown = ", ".join(f"{k} {v:.4g}" for k, v in metrics.items())
@@ -111,6 +112,54 @@ def plain_progress() -> bool:
     from the internet, so the book shows the finished run's summary line instead.
     """
     return os.environ.get("COURSE_PLAIN_PROGRESS", "") not in ("", "0")
+
+
+class ProgressBar:
+    """The bar ``fit`` shows: a live widget in Jupyter that is saved in its final state, else tqdm text.
+
+    A Jupyter widget is stored in the notebook file together with a plain-text copy for viewers that
+    cannot run widgets (GitHub, nbviewer, a notebook reopened without its widget state). That copy
+    is taken when the widget is first displayed, so it would read "0%" forever. This bar displays
+    its widget under a display id and, when closed, displays it again under the same id: the
+    saved copy is then the finished bar ("100%|...| 8/8", or how far it got before an error),
+    while JupyterLab and Colab keep showing the live widget.
+    """
+
+    def __init__(self, total: int, desc: str, enabled: bool = True) -> None:
+        self._handle = None
+        if enabled and _jupyter_widgets():
+            from IPython.display import display
+            from tqdm.notebook import tqdm as notebook_tqdm
+
+            self._bar = notebook_tqdm(total=total, desc=desc, unit="epoch", display=False)
+            self._handle = display(self._bar.container, display_id=True)
+        else:
+            self._bar = tqdm(total=total, desc=desc, unit="epoch", disable=not enabled)
+
+    def update(self, postfix: dict[str, str]) -> None:
+        """One more epoch done, with the metrics to show next to the bar."""
+        self._bar.set_postfix(postfix, refresh=False)
+        self._bar.update(1)
+
+    def close(self) -> None:
+        """Finish the bar; in Jupyter, replace its saved text by the final state."""
+        self._bar.close()
+        if self._handle is not None:
+            self._handle.update(self._bar.container)
+
+
+def _jupyter_widgets() -> bool:
+    """True inside a Jupyter kernel (JupyterLab, Colab, nbclient) that can show ipywidgets."""
+    try:
+        from IPython import get_ipython
+
+        shell = get_ipython()
+        if shell is None or "IPKernelApp" not in shell.config:
+            return False
+        import ipywidgets  # noqa: F401
+    except Exception:  # IPython or ipywidgets missing, or an unusual shell
+        return False
+    return True
 
 
 def count_parameters(model: nn.Module) -> int:
