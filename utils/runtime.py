@@ -26,8 +26,11 @@ def get_device(prefer: str | None = None, verbose: bool = True) -> torch.device:
     """Pick the best available device (CUDA, then Apple MPS, then CPU) and say which.
 
     ``prefer`` forces one of ``"cuda"``, ``"mps"`` or ``"cpu"``; asking for one that is not present
-    raises an error naming what is available.
+    raises an error naming what is available. Without ``prefer``, the environment variable
+    ``COURSE_DEVICE`` does the same for every notebook (``COURSE_DEVICE=cpu`` on a GPU machine).
     """
+    if prefer is None:
+        prefer = os.environ.get("COURSE_DEVICE") or None
     available = ["cpu"]
     if torch.backends.mps.is_available():
         available.insert(0, "mps")
