@@ -1,5 +1,6 @@
 # Two commands for a newcomer (see README.md):
-#   make book   build the HTML book, executing every notebook  -> _build/html/index.html
+#   make book   build the HTML book, executing every notebook  -> _build/html/index.html, and the
+#               Chinese books from the same executed notebooks  -> _build/html/zh_CN/, _build/html/zh_TW/
 #   make test   run the whole test suite (unit tests, every notebook through nbval, the book, a browser)
 # Both create and fill .venv when it is missing or older than requirements.txt / pyproject.toml.
 
@@ -21,6 +22,7 @@ setup: $(STAMP)
 book: setup
 	$(BIN)/python scripts/install_browser.py --mathjax
 	COURSE_PLAIN_PROGRESS=1 $(BIN)/jupyter-book build . --toc book/_toc.yml -W -n --keep-going
+	$(BIN)/python scripts/translations.py books
 
 # Two steps. First everything but the book: two pytest workers, one thread each (small models run
 # faster on one thread each than on two threads fighting over two cores), handed tests as they free up

@@ -74,7 +74,8 @@ def _sources_hash(toc: Path) -> str:
     """A hash of everything the build reads: config, toc, book pages, notebooks and the package."""
     digest = hashlib.sha256()
     files = [REPO_ROOT / "_config.yml", toc]
-    for pattern in ("book/**/*", "chapters/*.ipynb", "utils/*.py"):
+    for pattern in ("book/**/*", "chapters/*.ipynb", "utils/*.py", "locales/**/*.po",
+                    "scripts/translations.py"):
         files += sorted(p for p in REPO_ROOT.glob(pattern) if p.is_file())
     for path in files:
         digest.update(str(path.relative_to(REPO_ROOT) if path.is_relative_to(REPO_ROOT) else path).encode())
@@ -83,7 +84,8 @@ def _sources_hash(toc: Path) -> str:
 
 
 def build_book(toc: Path, output: Path) -> tuple[int, str]:
-    """Run ``jupyter-book build . --toc <toc> -W -n --keep-going`` from the repo root; (exit code, log)."""
+    """Run ``jupyter-book build . --toc <toc> -W -n --keep-going`` from the repo root, then (with the
+    book's own toc) the Chinese books as `make book` does; (exit code, log)."""
     jupyter_book = venv_tool("jupyter-book")
     if jupyter_book is None:
         pytest.skip(f"jupyter-book is not installed next to {sys.executable}")
@@ -97,7 +99,14 @@ def build_book(toc: Path, output: Path) -> tuple[int, str]:
     env["COURSE_PLAIN_PROGRESS"] = "1"  # as `make book` does: one summary line instead of a live bar
     result = subprocess.run(command, cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, timeout=BUILD_TIMEOUT_S)
-    return result.returncode, re.sub(r"\x1b\[[0-9;]*m", "", result.stdout)  # without colour codes
+    code, log = result.returncode, result.stdout
+    if code == 0 and output == REPO_ROOT and toc.resolve() == (REPO_ROOT / "book" / "_toc.yml").resolve():
+        # as `make book` does: the Chinese books, from the English build's executed notebooks
+        chinese = subprocess.run([sys.executable, str(REPO_ROOT / "scripts" / "translations.py"), "books"],
+                                 cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                 text=True, timeout=BUILD_TIMEOUT_S)
+        code, log = chinese.returncode, log + chinese.stdout
+    return code, re.sub(r"\x1b\[[0-9;]*m", "", log)  # without colour codes
 
 
 def book_threads() -> int:

@@ -7,6 +7,11 @@
    and nbgrader stay in the notebooks but are not shown on the page.
 3. The page: code boxes wide enough for the notebooks' 88 columns, and figures that open at full size
    on a click (``static/course_book.css`` and ``static/course_book.js``).
+4. The three editions (English, 简体中文, 繁體中文; scripts/translations.py): exercise titles are
+   translatable messages like any paragraph, sphinx-exercise's own words ("Exercise", "Solution to")
+   exist in traditional Chinese too, and every page carries a switcher to the same page in the other
+   languages. The English book is at the site's root, each Chinese book in a folder beside it
+   (``zh_CN/``, ``zh_TW/``).
 """
 
 from __future__ import annotations
@@ -18,6 +23,8 @@ from typing import Any
 from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.environment import BuildEnvironment
+from sphinx.transforms import SphinxTransform
+from sphinx.transforms.post_transforms import SphinxPostTransform
 
 STATIC = Path(__file__).resolve().parent / "static"
 MARKERS = ("### BEGIN SOLUTION", "### END SOLUTION")
@@ -58,6 +65,124 @@ def hide_markers(app: Sphinx, doctree: nodes.document) -> None:
         block.rawsource = cleaned
 
 
+# ---------------------------------------------------------------------------------------------------
+# The editions
+# ---------------------------------------------------------------------------------------------------
+LANGUAGES = {"en": ("English", ""), "zh_CN": ("简体中文", "zh_CN/"), "zh_TW": ("繁體中文", "zh_TW/")}
+LOCALES = Path(__file__).resolve().parent / "locales"  # sphinx-exercise's words in zh_TW
+
+
+class TranslatableExerciseTitles(SphinxTransform):
+    """Give sphinx-exercise's subtitles ("A mean-pooled context vector") a source and a raw text, so
+    that gettext extracts them and the Locale transform (priority 20) translates them."""
+
+    default_priority = 15
+
+    def apply(self, **kwargs: Any) -> None:
+        mark_subtitles(self.document)
+
+
+def mark_subtitles(doctree: nodes.document) -> None:
+    """Give every subtitle without one a source, a line and its text as raw source (translatable)."""
+    for node in doctree.findall(nodes.subtitle):
+        if not node.astext().strip():
+            continue
+        parent = node.parent
+        while parent is not None and not parent.source:
+            parent = parent.parent
+        node.source = node.source or (parent.source if parent is not None else doctree["source"])
+        node.line = node.line or (parent.line if parent is not None else 0)
+        node.rawsource = node.rawsource or node.astext()
+
+
+class ExerciseTitlesForGettext(SphinxPostTransform):
+    """For the gettext builder only: sphinx-exercise's post-transform (priority 20) folds each subtitle
+    into a plain title, which gettext would not extract; keep a translatable copy of each one first."""
+
+    default_priority = 10
+    builders = ("gettext",)
+
+    def run(self, **kwargs: Any) -> None:
+        for node in list(self.document.findall(nodes.subtitle)):
+            if node.rawsource and node.source:
+                copy = nodes.paragraph(node.rawsource, "", *[c.deepcopy() for c in node.children])
+                copy.source, copy.line = node.source, node.line
+                copy.uid = getattr(node, "uid", "")  # gettext's catalogue skips nodes without one
+                node.parent.parent.append(copy)
+
+
+# Translated paragraphs are parsed again, each in a small document of its own (Sphinx's Locale
+# transform, after the notebook itself was read), where myst-nb's glue roles find no glue data. myst-nb
+# has by then written the notebook's glued values to <output>/jupyter_execute/<page>.glue.json; a lookup
+# that fails falls back to that file.
+def _glue_in_translations() -> None:
+    import json
+
+    from myst_nb.ext.glue import directives, roles, utils
+
+    original = utils.retrieve_glue_data
+    if getattr(original, "course_book", False):
+        return
+
+    def retrieve_glue_data(document: nodes.document, key: str) -> Any:
+        try:
+            return original(document, key)
+        except utils.RetrievalError:
+            env = getattr(document.settings, "env", None)
+            if env is None:
+                raise
+            glued = Path(env.app.outdir).parent / "jupyter_execute" / f"{env.docname}.glue.json"
+            data = json.loads(glued.read_text(encoding="utf-8")) if glued.is_file() else {}
+            if key not in data:
+                raise
+            return utils.VariableOutput(data=data[key]["data"], metadata=data[key].get("metadata", {}),
+                                        nb_renderer=document.get("nb_renderer"), vtype="glue")
+
+    retrieve_glue_data.course_book = True  # type: ignore[attr-defined]
+    for module in (utils, roles, directives):
+        module.retrieve_glue_data = retrieve_glue_data
+
+
+def language_switcher(app: Sphinx, pagename: str, templatename: str, context: dict[str, Any],
+                      doctree: Any) -> None:
+    """Links at the top of every page to the same page in the other languages."""
+    if "body" not in context:
+        return
+    current = app.config.language if app.config.language in LANGUAGES else "en"
+    up = "../" * pagename.count("/") + ("../" if LANGUAGES[current][1] else "")  # to the site's root
+    links = []
+    for code, (name, folder) in LANGUAGES.items():
+        if code == current:
+            links.append(f'<span class="course-language-current" lang="{_html_lang(code)}">{name}</span>')
+        else:
+            links.append(f'<a class="course-language-link" hreflang="{_html_lang(code)}" '
+                         f'lang="{_html_lang(code)}" href="{up}{folder}{pagename}.html">{name}</a>')
+    switcher = ('<nav class="course-languages" aria-label="Language / 语言 / 語言">'
+                + " · ".join(links) + "</nav>")
+    context["body"] = switcher + context["body"]
+
+
+def _html_lang(code: str) -> str:
+    return {"en": "en", "zh_CN": "zh-CN", "zh_TW": "zh-TW"}[code]
+
+
+def add_exercise_words(app: Sphinx) -> None:
+    """sphinx-exercise ships "Exercise" and "Solution to" in simplified Chinese only: add traditional."""
+    if app.config.language != "zh_TW":
+        return
+    from babel.messages.mofile import write_mo
+    from babel.messages.pofile import read_po
+
+    source = LOCALES / "zh_TW" / "LC_MESSAGES" / "exercise.po"
+    compiled = Path(app.outdir).parent / "course_locales" / "zh_TW" / "LC_MESSAGES" / "exercise.mo"
+    compiled.parent.mkdir(parents=True, exist_ok=True)
+    with source.open("rb") as f:
+        catalog = read_po(f)
+    with compiled.open("wb") as f:
+        write_mo(f, catalog)
+    app.add_message_catalog("exercise", str(compiled.parents[2]))
+
+
 def add_static_files(app: Sphinx) -> None:
     """Serve static/ with the book and load its stylesheet and script on every page."""
     app.config.html_static_path.append(str(STATIC))
@@ -67,6 +192,11 @@ def add_static_files(app: Sphinx) -> None:
 
 def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("builder-inited", add_static_files)
+    app.connect("builder-inited", add_exercise_words)
+    app.connect("html-page-context", language_switcher)
+    app.add_transform(TranslatableExerciseTitles)
+    _glue_in_translations()
+    app.add_post_transform(ExerciseTitlesForGettext)
     app.connect("env-get-updated", renumber_exercises, priority=900)  # after Sphinx numbers figures
     app.connect("doctree-read", hide_markers)
     return {"parallel_read_safe": True, "parallel_write_safe": True, "version": "1.0"}

@@ -1,0 +1,420 @@
+"""The Chinese editions: catalogues, the traditional edition derived from the simplified one, the
+Chinese books and the Chinese notebooks. The English notebooks and pages stay the only source.
+
+    python scripts/translations.py extract    # English prose -> _build/gettext/*.pot
+    python scripts/translations.py update     # extract, merge into locales/zh_CN (new text untranslated,
+                                              # changed text fuzzy, obsolete dropped), derive zh_TW
+    python scripts/translations.py derive-tw  # locales/zh_TW from locales/zh_CN
+    python scripts/translations.py books      # the Chinese books: _build/html/zh_CN, _build/html/zh_TW
+    python scripts/translations.py notebooks  # translations/<lang>/chapters and .../student
+
+extract and books reuse the executed notebooks of the English build (`make book` first).
+
+Catalogues live in locales/<lang>/LC_MESSAGES/<docname>.po, one per page (gettext_compact off), and are
+checked in. Only zh_CN is written by hand. zh_TW is always derived: s2twp phrasing, then the overrides
+below and those the glossary implies, then the swap of 行 and 列 (row and column trade places between
+mainland and Taiwan usage); a correction to the traditional text goes into the overrides, never into
+the zh_TW files. tests/test_translations.py checks the catalogues, the traditional text's known traps
+and the Chinese notebooks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+LOCALES = ROOT / "locales"
+BUILD = ROOT / "_build"
+GETTEXT = BUILD / "gettext"
+NOTEBOOKS_OUT = ROOT / "translations"
+SOURCE = "zh_CN"
+LANGUAGES = {
+    "zh_CN": {"name": "简体中文", "title": "注意力机制：从 seq2seq 到 Transformer",
+              "show": "显示单元格内容", "hide": "隐藏单元格内容"},
+    "zh_TW": {"name": "繁體中文", "title": "注意力機制：從 seq2seq 到 Transformer",
+              "show": "顯示儲存格內容", "hide": "隱藏儲存格內容"},
+}
+
+# After s2twp, phrases its software vocabulary gets wrong for this course (the Taiwanese lecture notes
+# write 參數, 函數, 資料, 網路, 矩陣). The glossary's own pairs (its simplified and traditional columns)
+# are applied too, longest first. Applied in this order, to text outside math and code.
+TW_OVERRIDES: list[tuple[str, str]] = [
+    ("超引數", "超參數"),
+    ("引數", "參數"),
+    ("啟用函式", "激活函數"),
+    ("函式", "函數"),
+    ("區域性最小值", "局部最小值"),
+    ("區域性", "局部"),
+    ("迴圈神經網路", "循環神經網路"),
+    ("程式程式碼", "程式碼"),
+    ("迴圈", "循環"),
+    ("最佳化器", "優化器"),
+    ("例項", "實例"),
+]
+
+# Row and column trade places: mainland 行 = row, 列 = column; Taiwan 列 = row, 行 = column. In a
+# message whose English speaks of rows or columns, every 行 and 列 of the simplified text is swapped,
+# except inside these words, where neither means row or column.
+ROW_COLUMN_WORDS = re.compile(r"进行|运行|执行|行为|并行|平行|行动|流行|可行|行业|发行|同行|行程|自行|"
+                              r"实行|举行|施行|推行|行走|行进|代码行|一行代码|命令行|行内|"
+                              r"序列|列表|排列|队列|列出|列举|系列|并列|数列|阵列|行列式|下列|陈列")
+ROW_OR_COLUMN = re.compile(r"\b(rows?|columns?|row-wise|column-wise)\b", re.I)
+
+
+def swap_rows_and_columns(text: str) -> str:
+    """行 <-> 列 in a simplified text about rows and columns, except inside ROW_COLUMN_WORDS."""
+    kept: list[str] = []
+
+    def keep(match: re.Match) -> str:
+        kept.append(match.group(0))
+        return f"\0{len(kept) - 1}\0"
+
+    text = ROW_COLUMN_WORDS.sub(keep, text)
+    text = text.translate(str.maketrans({"行": "列", "列": "行"}))
+    return re.sub("\0(\\d+)\0", lambda m: kept[int(m.group(1))], text)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Catalogues
+# ---------------------------------------------------------------------------------------------------
+def _read(path: Path):
+    from babel.messages.pofile import read_po
+
+    with path.open("rb") as f:
+        return read_po(f)
+
+
+def _write(path: Path, catalog) -> None:
+    from babel.messages.pofile import write_po
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("wb") as f:
+        write_po(f, catalog, width=0, omit_header=False, include_previous=False)
+
+
+def catalogues(language: str) -> list[Path]:
+    return sorted((LOCALES / language / "LC_MESSAGES").rglob("*.po"))
+
+
+def glossary_pairs() -> list[tuple[str, str]]:
+    """(simplified, traditional) names from the glossary's index table."""
+    pairs = []
+    for line in (ROOT / "book" / "glossary.md").read_text(encoding="utf-8").splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 4 and cells[0].startswith("{term}"):
+            simplified, traditional = (re.split(r"（", c)[0].strip() for c in cells[1:3])
+            if len(simplified) > 1 and traditional and simplified != traditional:  # not 行/列
+                pairs.append((simplified, traditional))
+    return pairs
+
+
+def to_traditional(text: str, english: str = "",
+                   converter: Callable[[str], str] | None = None) -> str:
+    """The Taiwan edition of a simplified text: rows and columns swapped where ``english`` speaks of
+    them, s2twp, then the glossary's pairs and TW_OVERRIDES (math and code untouched)."""
+    if converter is None:
+        import opencc
+
+        converter = opencc.OpenCC("s2twp").convert
+    if ROW_OR_COLUMN.search(english):
+        text = swap_rows_and_columns(text)
+    glossary = [(converter(s), t) for s, t in glossary_pairs() if converter(s) != t]
+    pieces = re.split(r"(\$\$.+?\$\$|\$[^$\n]+?\$|`[^`\n]*`)", text, flags=re.S)
+    out = []
+    for k, piece in enumerate(pieces):
+        if k % 2:  # math and code stay as written
+            out.append(piece)
+            continue
+        piece = converter(piece)
+        for wrong, right in sorted(glossary, key=lambda p: -len(p[0])) + TW_OVERRIDES:
+            piece = piece.replace(wrong, right)
+        out.append(piece)
+    return "".join(out)
+
+
+CJK = re.compile(r"[\u4e00-\u9fff]")
+MANUAL = LOCALES / "zh_TW_manual"  # .po files with hand-written Taiwan text for a few messages
+
+
+def _manual(relative: Path) -> dict[str, str]:
+    path = MANUAL / relative
+    return {m.id: m.string for m in _read(path) if m.id and m.string} if path.exists() else {}
+
+
+def derive_traditional() -> list[Path]:
+    """Write locales/zh_TW/*.po from locales/zh_CN/*.po; returns the files written."""
+    import opencc
+
+    converter = opencc.OpenCC("s2twp").convert
+    written = []
+    for source in catalogues(SOURCE):
+        catalog = _read(source)
+        catalog.locale = None
+        catalog.language_team = "zh_TW"
+        fixed = _manual(source.relative_to(LOCALES / SOURCE))
+        for message in catalog:
+            if not (message.id and message.string):
+                continue
+            if message.id in fixed:  # written by hand for Taiwan
+                message.string = fixed[message.id]
+            elif CJK.search(message.id) and message.string == message.id:
+                pass  # Chinese already in the English source (the glossary's names): kept as written
+            elif CJK.search(message.id):
+                raise SystemExit(f"{source.name}: {message.id[:60]!r} quotes Chinese words that a "
+                                 f"converter would change: give its Taiwan text in {MANUAL}")
+            else:
+                message.string = to_traditional(message.string, message.id, converter)
+        target = LOCALES / "zh_TW" / source.relative_to(LOCALES / SOURCE)
+        _write(target, catalog)
+        text = target.read_text(encoding="utf-8").replace("Language: zh_CN", "Language: zh_TW")
+        target.write_text(text, encoding="utf-8")
+        written.append(target)
+    for stale in set(catalogues("zh_TW")) - set(written):
+        stale.unlink()
+    return written
+
+
+def _jupyter_book(*args: str) -> None:
+    exe = Path(sys.executable).with_name("jupyter-book")
+    subprocess.run([str(exe), "build", str(ROOT), "--toc", str(ROOT / "book" / "_toc.yml"), *args],
+                   check=True, cwd=ROOT, env={**os.environ, "COURSE_PLAIN_PROGRESS": "1"})
+
+
+def config_for(language: str | None, builder: str = "html") -> Path:
+    """_config.yml for one language, reusing the English build's executed notebooks."""
+    import yaml
+
+    config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
+    config["execute"]["cache"] = str(BUILD / ".jupyter_cache")
+    extensions = config.setdefault("sphinx", {}).get("local_extensions") or {}
+    config["sphinx"]["local_extensions"] = {name: str(ROOT / path) for name, path in extensions.items()}
+    sphinx = config["sphinx"].setdefault("config", {})
+    sphinx["html_static_path"] = [str(ROOT / p) for p in sphinx.get("html_static_path", [])]
+    sphinx["gettext_compact"] = False
+    sphinx["locale_dirs"] = [str(LOCALES)]
+    if builder == "gettext":  # as on the page: a code listing's HTML, not its LaTeX (no message)
+        sphinx["nb_mime_priority_overrides"] = [["gettext", "text/latex", None]]
+    if language:
+        config["title"] = LANGUAGES[language]["title"]
+        sphinx["language"] = language
+        sphinx["nb_code_prompt_show"] = LANGUAGES[language]["show"]  # myst-nb's "Show code cell ..."
+        sphinx["nb_code_prompt_hide"] = LANGUAGES[language]["hide"]
+        config["repository"]["path_to_book"] = f"translations/{language}"
+    path = BUILD / f"config_{language or builder}.yml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(yaml.safe_dump(config, allow_unicode=True, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def extract() -> None:
+    """The .pot templates of every page, with the executed notebooks' figure captions."""
+    if not (BUILD / ".jupyter_cache").exists():
+        raise SystemExit("no executed notebooks in _build/.jupyter_cache: run `make book` first")
+    shutil.rmtree(BUILD / "gettext_build", ignore_errors=True)
+    _jupyter_book("--config", str(config_for(None, "gettext")), "--path-output",
+                  str(BUILD / "gettext_build"), "--builder", "custom", "--custom-builder", "gettext")
+    shutil.rmtree(GETTEXT, ignore_errors=True)
+    shutil.copytree(BUILD / "gettext_build" / "_build" / "gettext", GETTEXT)
+
+
+def escape_numbered_titles(catalog) -> None:
+    """A translated title "5. 多头注意力" would parse as a list starting at 5, which Sphinx then refuses
+    as a title and leaves in English: write it "5\\. 多头注意力"."""
+    for message in catalog:
+        if message.id and re.match(r"\d+\. ", message.id) and re.match(r"\d+\. ", message.string or ""):
+            message.string = re.sub(r"^(\d+)\. ", r"\1\\. ", message.string)
+
+
+def update() -> None:
+    """Merge fresh templates into zh_CN (untranslated new text, fuzzy changed text), then zh_TW."""
+    from babel.messages.pofile import read_po
+
+    extract()
+    for template in sorted(GETTEXT.rglob("*.pot")):
+        with template.open("rb") as f:
+            pot = read_po(f)
+        target = LOCALES / SOURCE / "LC_MESSAGES" / template.relative_to(GETTEXT).with_suffix(".po")
+        if target.exists():
+            catalog = _read(target)
+            catalog.update(pot, update_header_comment=False)
+            catalog.obsolete.clear()  # text gone from the English source
+        else:
+            catalog = pot
+            catalog.locale = None
+        catalog.fuzzy = False
+        escape_numbered_titles(catalog)
+        _write(target, catalog)
+        print(f"updated {target.relative_to(ROOT)}")
+    derive_traditional()
+
+
+def books(languages: list[str]) -> None:
+    """Build each Chinese book from the English build's cache into _build/html/<lang>/."""
+    for language in languages:
+        out = BUILD / f"book_{language}"
+        _jupyter_book("--config", str(config_for(language)), "--path-output", str(out), "-W", "-n",
+                      "--keep-going")
+        target = BUILD / "html" / language
+        shutil.rmtree(target, ignore_errors=True)
+        shutil.copytree(out / "_build" / "html", target)
+        print(f"{LANGUAGES[language]['name']}: {target.relative_to(ROOT)}/index.html")
+
+
+# ---------------------------------------------------------------------------------------------------
+# Notebooks: the Markdown cells translated block by block, code and metadata unchanged
+# ---------------------------------------------------------------------------------------------------
+def _parser():
+    from markdown_it.renderer import RendererHTML
+    from myst_parser.config.main import MdParserConfig
+    from myst_parser.parsers.mdit import create_md_parser
+
+    extensions = {"amsmath", "dollarmath", "colon_fence", "deflist", "substitution"}
+    return create_md_parser(MdParserConfig(enable_extensions=extensions), RendererHTML)
+
+
+TITLED_DIRECTIVES = {"exercise", "admonition", "figure", "dropdown", "topic", "sidebar"}
+
+
+def message_id(text: str) -> str:
+    """The msgid Sphinx extracts for a block of Markdown (its lines joined by spaces)."""
+    return text.replace("\n", " ").strip()
+
+
+def translate_markdown(text: str, lookup: Callable[[str], str], parser=None) -> str:
+    """``text`` with each heading, paragraph, list item, table cell and directive title translated."""
+    parser = parser or _parser()
+    lines = text.split("\n")
+    edits: dict[int, tuple[int, list[str]]] = {}
+    tokens = parser.parse(text)
+    in_table = 0
+    for k, token in enumerate(tokens):
+        if token.type == "table_open":
+            in_table += 1
+        elif token.type == "table_close":
+            in_table -= 1
+        elif token.type == "tr_open" and token.map:
+            row = [t for t in tokens[k:] if t.type in ("inline", "tr_close")]
+            cells = [lookup(message_id(t.content)) if t.content.strip() else ""
+                     for t in row[:next(i for i, t in enumerate(row) if t.type == "tr_close")]]
+            edits[token.map[0]] = (token.map[1], ["| " + " | ".join(cells) + " |"])
+        elif token.type == "inline" and token.map and not in_table:
+            start, end = token.map
+            first = token.content.split("\n", 1)[0]
+            prefix = lines[start][:lines[start].find(first)] if first else lines[start]
+            edits[start] = (end, [prefix + lookup(message_id(token.content))])
+        elif token.type in ("fence", "colon_fence") and token.info.startswith("{") and token.map:
+            start, end = token.map
+            name, _, title = token.info.partition("}")
+            title = title.strip()
+            body = token.content.split("\n")
+            options = []
+            while body and re.match(r"^:[\w-]+:", body[0]):
+                options.append(body.pop(0))
+            inner = translate_markdown("\n".join(body), lookup, parser) if "".join(body).strip() else \
+                "\n".join(body)
+            if title and name[1:] in TITLED_DIRECTIVES:  # a title, not a label
+                title = lookup(message_id(title))
+            head = f"{token.markup}{name}}}" + (f" {title}" if title else "")
+            close = lines[end - 1] if end - 1 > start and lines[end - 1].strip().startswith(
+                token.markup[0]) else token.markup
+            edits[start] = (end, [head, *options, *inner.rstrip("\n").split("\n"), close])
+    for start in sorted(edits, reverse=True):
+        end, new = edits[start]
+        lines[start:end] = new
+    return "\n".join(lines)
+
+
+def translate_notebook(path: Path, lookup: Callable[[str], str]) -> dict:
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    parser = _parser()
+    for cell in nb["cells"]:
+        if cell["cell_type"] == "markdown":
+            source = "".join(cell["source"])
+            cell["source"] = translate_markdown(source, lookup, parser).splitlines(keepends=True)
+    nb["metadata"]["language_info"] = nb["metadata"].get("language_info", {"name": "python"})
+    return nb
+
+
+def catalogue_lookup(language: str, docname: str, missing: list[str]) -> Callable[[str], str]:
+    path = LOCALES / language / "LC_MESSAGES" / f"{docname}.po"
+    table = {m.id: m.string for m in _read(path) if m.id and m.string and not m.fuzzy} if path.exists() \
+        else {}
+
+    def lookup(msgid: str) -> str:
+        if msgid in table:
+            return table[msgid]
+        missing.append(f"{docname}: {msgid[:80]!r}")
+        return msgid
+
+    return lookup
+
+
+def write_notebooks(out: Path) -> list[str]:
+    """Write <out>/<lang>/chapters and <out>/<lang>/student; returns the messages with no translation."""
+    problems: list[str] = []
+    for language in LANGUAGES:
+        chapters_out = out / language / "chapters"
+        shutil.rmtree(chapters_out, ignore_errors=True)
+        chapters_out.mkdir(parents=True)
+        for path in sorted((ROOT / "chapters").glob("*.ipynb")):
+            missing: list[str] = []
+            nb = translate_notebook(path, catalogue_lookup(language, f"chapters/{path.stem}", missing))
+            problems += [f"{language} {m}: no translation" for m in missing]
+            text = json.dumps(nb, indent=1, ensure_ascii=False) + "\n"
+            (chapters_out / path.name).write_text(text, encoding="utf-8")
+        student = out / language / "student"
+        shutil.rmtree(student, ignore_errors=True)
+        subprocess.run([sys.executable, "-m", "classroom", "student", "--chapters", str(chapters_out),
+                        "--out", str(student)], check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
+    return problems
+
+
+def notebooks(check_only: bool = False) -> list[str]:
+    """Write translations/ (or, with ``check_only``, compare it with what would be written)."""
+    if not check_only:
+        return write_notebooks(NOTEBOOKS_OUT)
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        problems = write_notebooks(Path(tmp))
+        fresh = {p.relative_to(tmp): p for p in Path(tmp).rglob("*") if p.is_file()}
+        stored = {p.relative_to(NOTEBOOKS_OUT): p for p in NOTEBOOKS_OUT.rglob("*") if p.is_file()}
+        for name in sorted(set(fresh) | set(stored)):
+            if name not in stored or name not in fresh or \
+                    stored[name].read_bytes() != fresh[name].read_bytes():
+                problems.append(f"translations/{name}: out of step with the catalogues")
+    return problems
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("command", choices=["extract", "update", "derive-tw", "books", "notebooks"])
+    parser.add_argument("languages", nargs="*", default=list(LANGUAGES))
+    args = parser.parse_args(argv)
+    if args.command == "extract":
+        extract()
+    elif args.command == "update":
+        update()
+    elif args.command == "derive-tw":
+        for path in derive_traditional():
+            print(f"wrote {path.relative_to(ROOT)}")
+    elif args.command == "books":
+        books(args.languages)
+    else:
+        problems = notebooks()
+        for problem in problems:
+            print(problem)
+        return 1 if problems else 0
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
