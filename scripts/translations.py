@@ -7,6 +7,9 @@ Chinese books and the Chinese notebooks. The English notebooks and pages stay th
     python scripts/translations.py derive-tw  # locales/zh_TW from locales/zh_CN
     python scripts/translations.py books      # the Chinese books: _build/html/zh_CN, _build/html/zh_TW
     python scripts/translations.py notebooks  # translations/<lang>/chapters and .../student
+    python scripts/translations.py status     # per catalogue: translated, untranslated, fuzzy
+    python scripts/translations.py todo chapters/02_soft_lookup     # what is left, as JSON
+    python scripts/translations.py fill chapters/02_soft_lookup F.json  # {msgid: msgstr} -> zh_CN
 
 extract and books reuse the executed notebooks of the English build (`make book` first).
 
@@ -136,7 +139,7 @@ def to_traditional(text: str, english: str = "",
         piece = converter(piece)
         for wrong, right in sorted(glossary, key=lambda p: -len(p[0])) + TW_OVERRIDES:
             piece = piece.replace(wrong, right)
-        out.append(piece)
+        out.append(_characters(piece))  # a character s2twp's phrases left simplified (論文采用)
     return "".join(out)
 
 
@@ -147,6 +150,19 @@ MANUAL = LOCALES / "zh_TW_manual"  # .po files with hand-written Taiwan text for
 def _manual(relative: Path) -> dict[str, str]:
     path = MANUAL / relative
     return {m.id: m.string for m in _read(path) if m.id and m.string} if path.exists() else {}
+
+
+def _characters(text: str) -> str:
+    """Each character that is still simplified, converted on its own (phrases can hide one)."""
+    import opencc
+
+    global _S2TW
+    if _S2TW is None:
+        _S2TW = opencc.OpenCC("s2tw").convert
+    return "".join(_S2TW(c) if CJK.match(c) else c for c in text)
+
+
+_S2TW = None
 
 
 def derive_traditional() -> list[Path]:
@@ -266,6 +282,117 @@ def books(languages: list[str]) -> None:
         shutil.rmtree(target, ignore_errors=True)
         shutil.copytree(out / "_build" / "html", target)
         print(f"{LANGUAGES[language]['name']}: {target.relative_to(ROOT)}/index.html")
+
+
+# ---------------------------------------------------------------------------------------------------
+# Translating: what is left, filling it in, and what a translation must keep from its English
+# ---------------------------------------------------------------------------------------------------
+MATH = re.compile(r"\$\$.+?\$\$|\$[^$\n]+?\$", re.S)
+ROLE = re.compile(r"\{([\w:-]+)\}`([^`]*)`")
+CODE = re.compile(r"(?<![}`])`([^`\n]+)`(?!`)")
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+LATIN_WORD = re.compile(r"[A-Za-z]{2,}")
+
+
+def _role_target(kind: str, text: str) -> str:
+    """A role's target: a glue name, or the part in <...> of "title <target>", or the whole text."""
+    match = re.search(r"<([^<>]+)>\s*$", text)
+    return f"{kind}:{match.group(1) if match and kind != 'glue:text' else text}"
+
+
+def kept_parts(text: str) -> dict[str, list[str]]:
+    """What a translation must carry over unchanged: math, roles' targets, inline code, links."""
+    without_math = MATH.sub(" ", text)
+    without_roles = ROLE.sub(" ", without_math)
+    return {"math": sorted(MATH.findall(text)),
+            "role": sorted(_role_target(*m) for m in ROLE.findall(without_math)),
+            "code": sorted(CODE.findall(without_roles)),
+            "link": sorted(LINK.findall(without_math)),
+            "bold": [str(without_math.count("**"))]}
+
+
+def glossary_headwords() -> set[str]:
+    """The terms of the glossary's {glossary} block: link targets, kept in English in every edition."""
+    text = (ROOT / "book" / "glossary.md").read_text(encoding="utf-8")
+    block = text.split("```{glossary}", 1)[1].split("\n```", 1)[0]
+    return {line.strip() for line in block.splitlines() if line.strip() and not line[0].isspace()}
+
+
+def may_stay_english(docname: str, msgid: str) -> bool:
+    """A message whose translation may be the English itself: a glossary headword, a reference."""
+    if docname == "book/glossary":
+        return msgid in glossary_headwords()
+    return docname == "book/references" and re.search(r"\*[^*]+\*", msgid) is not None
+
+
+def translation_problems(msgid: str, msgstr: str, may_stay: bool = False) -> list[str]:
+    """Why ``msgstr`` cannot stand for ``msgid`` on the page (an empty list when it can); ``may_stay``:
+    the English itself is a correct translation (see may_stay_english)."""
+    if not msgstr.strip():
+        return ["empty"]
+    problems = []
+    english, chinese = kept_parts(msgid), kept_parts(msgstr)
+    for kind in english:
+        if english[kind] != chinese[kind]:
+            lost = sorted(set(english[kind]) - set(chinese[kind]))
+            extra = sorted(set(chinese[kind]) - set(english[kind]))
+            problems.append(f"{kind} differs: English has {lost or english[kind]}, "
+                            f"translation has {extra or chinese[kind]}")
+    prose = ROLE.sub(" ", CODE.sub(" ", MATH.sub(" ", msgid)))
+    display_math = "$" not in msgid and re.search(r"\\[A-Za-z,;!]|[=^_{}]", msgid)  # a math block
+    if len(LATIN_WORD.findall(prose)) >= 3 and not display_math \
+            and not (may_stay and msgstr == msgid) and not CJK.search(msgstr):
+        problems.append("no Chinese in the translation of an English sentence")
+    return problems
+
+
+def _catalogue(docname: str, language: str = SOURCE) -> Path:
+    path = LOCALES / language / "LC_MESSAGES" / f"{docname}.po"
+    if not path.exists():
+        raise SystemExit(f"no catalogue {path.relative_to(ROOT)}: `python scripts/translations.py "
+                         f"status` lists the docnames")
+    return path
+
+
+def status(language: str = SOURCE) -> list[tuple[str, int, int, int]]:
+    """(docname, translated, untranslated, fuzzy) for every catalogue of ``language``."""
+    rows = []
+    base = LOCALES / language / "LC_MESSAGES"
+    for path in catalogues(language):
+        messages = [m for m in _read(path) if m.id]
+        done = sum(bool(m.string) and not m.fuzzy for m in messages)
+        fuzzy = sum(bool(m.fuzzy) for m in messages)
+        rows.append((str(path.relative_to(base).with_suffix("")), done,
+                     len(messages) - done - fuzzy, fuzzy))
+    return rows
+
+
+def todo(docname: str) -> list[dict]:
+    """The messages of one zh_CN catalogue that still need a translator: untranslated or fuzzy."""
+    return [{"msgid": m.id, "where": ", ".join(f"{f}:{n}" for f, n in m.locations),
+             **({"fuzzy_translation": m.string} if m.fuzzy else {})}
+            for m in _read(_catalogue(docname)) if m.id and (not m.string or m.fuzzy)]
+
+
+def fill(docname: str, translations: dict[str, str]) -> list[str]:
+    """Write ``translations`` ({msgid: msgstr}) into a zh_CN catalogue; returns what was refused."""
+    path = _catalogue(docname)
+    catalog = _read(path)
+    refused = []
+    for msgid, msgstr in translations.items():
+        message = catalog.get(msgid)
+        if message is None:
+            refused.append(f"not in {docname}: {msgid[:70]!r}")
+            continue
+        problems = translation_problems(msgid, msgstr, may_stay_english(docname, msgid))
+        if problems:
+            refused.append(f"{msgid[:70]!r}: {'; '.join(problems)}")
+            continue
+        message.string = msgstr
+        message.flags.discard("fuzzy")
+    escape_numbered_titles(catalog)
+    _write(path, catalog)
+    return refused
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -396,10 +523,24 @@ def notebooks(check_only: bool = False) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("command", choices=["extract", "update", "derive-tw", "books", "notebooks"])
-    parser.add_argument("languages", nargs="*", default=list(LANGUAGES))
+    parser.add_argument("command", choices=["extract", "update", "derive-tw", "books", "notebooks",
+                                            "status", "todo", "fill"])
+    parser.add_argument("languages", nargs="*", default=list(LANGUAGES),
+                        help="languages (books); a docname (todo); a docname and a JSON file (fill)")
     args = parser.parse_args(argv)
-    if args.command == "extract":
+    if args.command == "status":
+        for language in LANGUAGES:
+            for docname, done, left, fuzzy in status(language):
+                print(f"{language} {docname:40} {done:4} translated {left:4} untranslated {fuzzy:4} fuzzy")
+    elif args.command == "todo":
+        print(json.dumps(todo(args.languages[0]), ensure_ascii=False, indent=1))
+    elif args.command == "fill":
+        docname, source = args.languages
+        refused = fill(docname, json.loads(Path(source).read_text(encoding="utf-8")))
+        for line in refused:
+            print(f"refused {line}")
+        return 1 if refused else 0
+    elif args.command == "extract":
         extract()
     elif args.command == "update":
         update()

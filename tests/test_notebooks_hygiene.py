@@ -520,3 +520,41 @@ def test_colour_maps_read_in_greyscale(path):
     assert used <= READABLE_CMAPS, (f"{path.name}: colour maps {sorted(used - READABLE_CMAPS)} do not read "
                                     f"in greyscale or for colour-blind readers; use one of "
                                     f"{sorted(READABLE_CMAPS)}")
+
+
+def markup_traps(text: str) -> list[str]:
+    """Markdown that silently renders as something else: a backtick fence whose title holds a
+    backtick (CommonMark then reads no directive: the box shows as a paragraph with its fences), and a
+    line starting with "+ ", "- " or "* " inside unclosed inline math (a list item splits the formula)."""
+    traps = []
+    in_math = False
+    previous = ""
+    for line in text.splitlines():
+        if line.strip() == "$$":
+            in_math = not in_math
+        if in_math:
+            previous = ""
+            continue
+        if re.match(r"^\s*`{3,}(?!`)[^`]*`", line):
+            traps.append(f"backtick in a ``` fence's title (use a ::: fence): {line[:70]}")
+        if re.match(r"^\s*[-+*] ", line) and previous.count("$") % 2:
+            traps.append(f"a list marker breaks the inline math of the line before: {line[:70]}")
+        previous = previous + line if line.strip() and previous.count("$") % 2 else line
+    return traps
+
+
+def test_markup_traps_are_found():
+    text = ("```{admonition} Misconception: `<pad>` is zero\nbody\n```\n:::{admonition} `<pad>`\n:::\n"
+            "a sum $x\n+ y$ of two\n\n$$\nx\n+ y\n$$\n- a list item $z$\n")
+    assert len(markup_traps(text)) == 2
+
+
+@pytest.mark.parametrize("path", _markdown_sources())
+def test_markdown_renders_as_written(path):
+    if path.suffix == ".md":
+        texts = {"the page": path.read_text(encoding="utf-8")}
+    else:
+        texts = {f"cell {i}": "".join(cell["source"]) for i, cell in enumerate(_load(path)["cells"])
+                 if cell["cell_type"] == "markdown"}
+    traps = [f"{where}: {trap}" for where, text in texts.items() for trap in markup_traps(text)]
+    assert not traps, f"{path.name}:\n  " + "\n  ".join(traps)
