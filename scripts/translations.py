@@ -140,7 +140,7 @@ def to_traditional(text: str, english: str = "",
         for wrong, right in sorted(glossary, key=lambda p: -len(p[0])) + TW_OVERRIDES:
             piece = piece.replace(wrong, right)
         out.append(_characters(piece))  # a character s2twp's phrases left simplified (論文采用)
-    return "".join(out)
+    return "".join(out).replace("“", "「").replace("”", "」")  # Taiwan's quotation marks
 
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
@@ -165,8 +165,8 @@ def _characters(text: str) -> str:
 _S2TW = None
 
 
-def derive_traditional() -> list[Path]:
-    """Write locales/zh_TW/*.po from locales/zh_CN/*.po; returns the files written."""
+def derive_traditional(out: Path = LOCALES / "zh_TW") -> list[Path]:
+    """Write <out>/LC_MESSAGES/*.po (locales/zh_TW) from locales/zh_CN; returns the files written."""
     import opencc
 
     converter = opencc.OpenCC("s2twp").convert
@@ -188,12 +188,12 @@ def derive_traditional() -> list[Path]:
                                  f"converter would change: give its Taiwan text in {MANUAL}")
             else:
                 message.string = to_traditional(message.string, message.id, converter)
-        target = LOCALES / "zh_TW" / source.relative_to(LOCALES / SOURCE)
+        target = out / source.relative_to(LOCALES / SOURCE)
         _write(target, catalog)
         text = target.read_text(encoding="utf-8").replace("Language: zh_CN", "Language: zh_TW")
         target.write_text(text, encoding="utf-8")
         written.append(target)
-    for stale in set(catalogues("zh_TW")) - set(written):
+    for stale in set((out / "LC_MESSAGES").rglob("*.po")) - set(written):
         stale.unlink()
     return written
 

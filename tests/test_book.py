@@ -353,3 +353,83 @@ def test_a_rebuild_would_execute_nothing(built_book):
         except KeyError:
             missing.append(entry)
     assert not missing, f"not in the execution cache (a rebuild would execute them again): {missing}"
+
+
+# ---------------------------------------------------------------------------------------------------
+# The Chinese books (scripts/translations.py books, run by `make book` and by the built_book fixture)
+# ---------------------------------------------------------------------------------------------------
+LANGUAGES = {"zh_CN": "zh-CN", "zh_TW": "zh-TW"}
+CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
+def _translated_page(html: Path, language: str, entry: str):
+    path = html / language / f"{entry}.html"
+    assert path.is_file(), f"{path} is missing: did `python scripts/translations.py books` run?"
+    return bs4.BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
+
+
+@pytest.mark.parametrize("language", list(LANGUAGES))
+@pytest.mark.parametrize("entry", _params(ENTRIES))
+def test_translated_page_is_built_in_its_language(built_book, language, entry):
+    if TOC != REPO / "book" / "_toc.yml":
+        pytest.skip("the Chinese books are built with the book's own toc only")
+    page = _translated_page(built_book, language, entry)
+    assert page.html.get("lang") == LANGUAGES[language], f"{language}/{entry}: lang={page.html.get('lang')}"
+    title = page.find("h1")
+    assert title and CJK.search(title.get_text()) or entry == "book/glossary" or \
+        "Transformer" in title.get_text(), f"{language}/{entry}: the title is not translated: {title}"
+    switcher = page.select("nav.course-languages a")
+    assert len(switcher) == 2, f"{language}/{entry}: expected links to the two other languages"
+    for link in switcher:
+        target = (built_book / language / entry).parent / link["href"]
+        assert target.resolve().is_file(), f"{language}/{entry}: the switcher's {link['href']} is missing"
+        assert target.resolve().name == Path(entry).name + ".html"
+    if entry in NOTEBOOK_ENTRIES:  # Colab opens the Chinese notebook
+        repo, branch = _repository()
+        expected = (f"https://colab.research.google.com/github/{repo}/blob/{branch}/translations/"
+                    f"{language}/{entry}.ipynb")
+        links = [a["href"] for a in page.find_all("a", href=True) if "colab.research" in a["href"]]
+        assert expected in links, f"{language}/{entry}: expected a Colab link {expected}, found {links}"
+        assert (REPO / "translations" / language / f"{entry}.ipynb").is_file()
+
+
+@pytest.mark.parametrize("language", list(LANGUAGES))
+@pytest.mark.parametrize("entry", _params(NOTEBOOK_ENTRIES))
+def test_translated_page_shows_the_same_figures_and_outputs(built_book, language, entry):
+    if TOC != REPO / "book" / "_toc.yml":
+        pytest.skip("the Chinese books are built with the book's own toc only")
+    english, _ = _page(built_book, entry)
+    chinese = _translated_page(built_book, language, entry)
+    images = [len(p.select("main img")) for p in (english, chinese)]
+    assert images[0] == images[1], f"{language}/{entry}: {images[1]} images, the English page has {images[0]}"
+    outputs = [[o.get_text() for o in p.select(".cell_output")] for p in (english, chinese)]
+    assert outputs[0] == outputs[1], f"{language}/{entry}: the code's outputs differ from the English page"
+    exercises = [len(p.select(".exercise")) for p in (english, chinese)]
+    assert exercises[0] == exercises[1]
+
+
+def test_catalogues_are_up_to_date_with_the_english(built_book):
+    """Re-extracting the English prose adds nothing untranslated: an English edit without its
+    translation fails here (update with `python scripts/translations.py update`, then translate)."""
+    if TOC != REPO / "book" / "_toc.yml":
+        pytest.skip("the catalogues are extracted from the whole book")
+    import sys
+
+    sys.path.insert(0, str(REPO / "scripts"))
+    import translations
+
+    translations.extract()
+    stale = []
+    for template in sorted(translations.GETTEXT.rglob("*.pot")):
+        docname = str(template.relative_to(translations.GETTEXT).with_suffix(""))
+        wanted = {m.id for m in translations._read(template) if m.id}
+        for language in LANGUAGES:
+            path = translations.LOCALES / language / "LC_MESSAGES" / f"{docname}.po"
+            have = {m.id for m in translations._read(path) if m.id and m.string and not m.fuzzy} \
+                if path.exists() else set()
+            stale += [f"{language}/{docname}: no translation of {msgid[:70]!r}" for msgid in wanted - have]
+            stale += [f"{language}/{docname}: a translation of text no longer in the English: {msgid[:70]!r}"
+                      for msgid in have - wanted]
+    assert not stale, (f"{len(stale)} messages out of step with the English; run `python "
+                       f"scripts/translations.py update`, translate what `status` shows, and derive-tw:\n  "
+                       + "\n  ".join(stale[:15]))

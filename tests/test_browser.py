@@ -475,3 +475,71 @@ def test_colab_link_opens_this_notebook(page_name, site, browser):
         visit.close()
     assert hrefs, f"{page_name}: no Colab launch link on the page"
     assert hrefs == [expected] * len(hrefs), f"{page_name}: Colab links {hrefs}, expected {expected}"
+
+
+# --- the Chinese books -----------------------------------------------------------------------------
+LANGUAGES = {"zh_CN": "zh-CN", "zh_TW": "zh-TW"}
+
+# Paragraphs of the page's own text (not code, outputs, math or the glossary's headwords) in which the
+# English is left: five Latin words or more and not one Chinese character.
+_UNTRANSLATED = """() => {
+    const main = document.querySelector('main') || document.body;
+    const skip = 'pre, code, .highlight, .cell_output, .output, mjx-container, script, style, dt, nav';
+    return Array.from(main.querySelectorAll('p, li, figcaption, h1, h2, h3, th, td, .admonition-title'))
+        .filter(e => !e.closest(skip) && !e.querySelector('p, li'))
+        .map(e => { const c = e.cloneNode(true);
+                    c.querySelectorAll('code, mjx-container, .math').forEach(x => x.remove());
+                    return c.innerText.trim(); })
+        .filter(t => (t.match(/[A-Za-z]{2,}/g) || []).length >= 5 && !/[\\u4e00-\\u9fff]/.test(t));
+}"""
+
+
+def _is_reference_entry(text: str) -> bool:
+    """A bibliographic entry of the references page, rightly left as written (authors, year, title)."""
+    return re.match(r"^[^.]{1,200}?\((?:19|20)\d\d|^.{1,120}\. \(\d{4}|^[A-Z][^()]{1,150}\. \*?[A-Z]", text) \
+        is not None
+
+
+@pytest.mark.parametrize("language", list(LANGUAGES))
+@pytest.mark.parametrize("page_name", PAGES)
+def test_translated_page_reads_well(language, page_name, site, browser, screenshots, anchors):
+    """Each page of each Chinese book: its language declared, math typeset, figures shown, nothing
+    left in English but code, outputs and figure labels, and a switcher that leads to the same page in
+    English."""
+    base, html = site
+    if not (html / language).is_dir():
+        pytest.skip(f"no {language} book (the Chinese books are built with the book's own toc only)")
+    visit = Visit(browser, base, f"{language}/{page_name}")
+    try:
+        lang = visit.page.evaluate("() => document.documentElement.lang")
+        facts = visit.page.evaluate(_PAGE_FACTS)
+        untranslated = visit.page.evaluate(_UNTRANSLATED)
+        folder = screenshots / f"desktop_{language}"
+        folder.mkdir(exist_ok=True)
+        visit.page.screenshot(path=str(folder / _png_name(page_name)), full_page=True)
+        english = visit.page.locator("nav.course-languages a[hreflang='en']")
+        assert english.count() == 1, f"{language}/{page_name}: no link to the English page"
+        english.click()
+        visit.page.wait_for_load_state("load")
+        landed = visit.page.url
+        landed_lang = visit.page.evaluate("() => document.documentElement.lang")
+    finally:
+        visit.close()
+    problems = []
+    if lang != LANGUAGES[language]:
+        problems.append(f"<html lang={lang!r}>, expected {LANGUAGES[language]!r}")
+    if facts["mathElements"] and not facts["typeset"]:
+        problems.append("the math is not typeset (MathJax did not run)")
+    problems += [f"math not typeset: {text!r}" for text in facts["untypeset"][:5]]
+    problems += [f"MathJax error: {text!r}" for text in facts["mathErrors"][:5]]
+    problems += [f"image does not load: {img['src']}" for img in facts["images"] if img["width"] == 0]
+    problems += [f"request to outside the book (fails offline): {url}" for url in visit.external]
+    problems += [f"failed to load: {item}" for item in visit.failed]
+    problems += link_problems(facts["links"], base, html, anchors)
+    if page_name == "book/references":
+        untranslated = [text for text in untranslated if not _is_reference_entry(text)]
+    problems += [f"left in English: {text[:90]!r}" for text in untranslated[:8]]
+    if landed != f"{base}{page_name}.html" or landed_lang != "en":
+        problems.append(f"the switcher's English link led to {landed} (lang {landed_lang!r}), not to "
+                        f"{base}{page_name}.html")
+    assert not problems, f"{language}/{page_name}:\n  " + "\n  ".join(problems)

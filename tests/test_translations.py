@@ -1,0 +1,259 @@
+"""The Chinese editions kept in step with the English source (scripts/translations.py).
+
+Fast checks of the checked-in catalogues and notebooks; no book is built here. That every catalogue is
+up to date with the English (re-extracting adds nothing untranslated) is checked against the built book
+in tests/test_book.py, and the translated pages are read in a browser in tests/test_browser.py.
+
+- every catalogue of both languages is complete: no untranslated, fuzzy or obsolete message;
+- every translation keeps what the page needs from the English: math, roles' targets, inline code,
+  links, bold (``translation_problems``);
+- the traditional catalogues are exactly what derive_traditional() makes of the simplified ones, and
+  contain no simplified-only character and none of OpenCC's known traps for this course's vocabulary;
+- row and column are 行 and 列 in the simplified edition and 列 and 行 in the traditional one;
+- the glossary's words are the ones the chapters use, in each language;
+- the Chinese notebooks (translations/) are what the catalogues make of the English notebooks.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "scripts"))
+import translations  # noqa: E402  (scripts/ is not a package)
+
+pytest.importorskip("opencc", reason="opencc-py is in requirements.txt")
+
+LANGUAGES = list(translations.LANGUAGES)
+
+
+def _docname(path: Path, language: str) -> str:
+    return str(path.relative_to(translations.LOCALES / language / "LC_MESSAGES").with_suffix(""))
+
+
+DOCNAMES = [_docname(p, "zh_CN") for p in translations.catalogues("zh_CN")]
+
+
+@cache
+def _messages(language: str, docname: str) -> list:
+    path = translations.LOCALES / language / "LC_MESSAGES" / f"{docname}.po"
+    return [m for m in translations._read(path) if m.id]
+
+
+@cache
+def _catalog(language: str, docname: str):
+    return translations._read(translations.LOCALES / language / "LC_MESSAGES" / f"{docname}.po")
+
+
+def test_every_page_of_the_book_has_a_catalogue_in_each_language():
+    toc = translations.ROOT / "book" / "_toc.yml"
+    pages = re.findall(r"(?:root|file):\s*(\S+)", toc.read_text(encoding="utf-8"))
+    pages = [re.sub(r"\.(md|ipynb)$", "", page) for page in pages]
+    for language in LANGUAGES:
+        have = {_docname(p, language) for p in translations.catalogues(language)}
+        assert set(pages) <= have, f"{language}: no catalogue for {sorted(set(pages) - have)}"
+        assert have <= set(pages), f"{language}: catalogues of pages not in the book: {sorted(have - set(pages))}"
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+@pytest.mark.parametrize("docname", DOCNAMES)
+def test_catalogue_is_complete(language, docname):
+    catalog = _catalog(language, docname)
+    assert not catalog.fuzzy, f"{language}/{docname}.po: its header is fuzzy, so Sphinx would apply nothing"
+    untranslated = [m.id[:70] for m in _messages(language, docname) if not m.string]
+    fuzzy = [m.id[:70] for m in _messages(language, docname) if m.fuzzy]
+    assert not untranslated, (f"{language}/{docname}: {len(untranslated)} untranslated (see `python "
+                              f"scripts/translations.py todo {docname}`): {untranslated[:5]}")
+    assert not fuzzy, f"{language}/{docname}: {len(fuzzy)} fuzzy (the English changed): {fuzzy[:5]}"
+    assert not catalog.obsolete, (f"{language}/{docname}: {len(catalog.obsolete)} obsolete messages "
+                                  f"(English text that is gone): {list(catalog.obsolete)[:3]}")
+
+
+@pytest.mark.parametrize("docname", DOCNAMES)
+def test_translations_keep_what_the_page_needs(docname):
+    problems = [f"{m.id[:60]!r}: {p}" for m in _messages("zh_CN", docname)
+                for p in translations.translation_problems(
+                    m.id, m.string, translations.may_stay_english(docname, m.id))]
+    assert not problems, f"zh_CN/{docname}:\n  " + "\n  ".join(problems[:10])
+
+
+def test_translation_problems_name_what_is_lost():
+    check = translations.translation_problems
+    english = "The weights $\\alpha_{ij}$ of `softmax` in {numref}`fig-x`, see [the paper](https://a.b/c)."
+    assert check(english, "权重 $\\alpha_{ij}$ 来自 `softmax`，见 {numref}`fig-x` 与[论文](https://a.b/c)。") == []
+    assert any("math" in p for p in check(english, "权重 $\\alpha$ 来自 `softmax`，{numref}`fig-x`"
+                                                   "[论文](https://a.b/c)。"))
+    assert any("code" in p for p in check(english, "权重 $\\alpha_{ij}$，{numref}`fig-x`[论文](https://a.b/c)。"))
+    assert any("role" in p for p in check(english, "权重 $\\alpha_{ij}$ `softmax` [论文](https://a.b/c)。"))
+    assert any("link" in p for p in check(english, "权重 $\\alpha_{ij}$ `softmax` {numref}`fig-x`。"))
+    assert check("An English sentence left as is.", "An English sentence left as is.") != []
+    assert check("{doc}`the preface <preface>`", "{doc}`前言 <preface>`") == []
+    assert check("**Answer.** Yes, it does.", "答案。是的。") != []  # the bold went
+    assert check("q_i = a_i W_Q \\quad\\text{(to look)}", "q_i = a_i W_Q \\quad\\text{(查找)}") == []
+
+
+def test_traditional_catalogues_are_derived_from_the_simplified_ones(tmp_path):
+    translations.derive_traditional(tmp_path)
+    for docname in DOCNAMES:
+        fresh = {m.id: m.string for m in translations._read(tmp_path / "LC_MESSAGES" / f"{docname}.po")
+                 if m.id}
+        stored = {m.id: m.string for m in _messages("zh_TW", docname)}
+        differ = [msgid[:60] for msgid in fresh if fresh[msgid] != stored.get(msgid)]
+        assert not differ and fresh.keys() == stored.keys(), (
+            f"locales/zh_TW/{docname}.po is not what `python scripts/translations.py derive-tw` makes of "
+            f"zh_CN (a Taiwan correction belongs in TW_OVERRIDES or locales/zh_TW_manual): {differ[:5]}")
+
+
+def _outside_code_and_math(text: str) -> str:
+    return re.sub(r"`[^`]*`", " ", translations.MATH.sub(" ", text))
+
+
+@cache
+def _simplified_only() -> callable:
+    import opencc
+
+    to_traditional = opencc.OpenCC("s2tw").convert  # Taiwan's standard characters (峰, not 峯)
+    return lambda c: bool(translations.CJK.match(c)) and to_traditional(c) != c
+
+
+@pytest.mark.parametrize("docname", DOCNAMES)
+def test_traditional_edition_has_no_simplified_characters(docname):
+    simplified = _simplified_only()
+    found = []
+    for m in _messages("zh_TW", docname):
+        quoted = set(m.id)  # Chinese the English itself quotes (the glossary's simplified names)
+        chars = {c for c in _outside_code_and_math(m.string) if simplified(c) and c not in quoted}
+        if chars:
+            found.append(f"{''.join(sorted(chars))} in {m.string[:50]!r}")
+    assert not found, f"zh_TW/{docname}: simplified characters in the traditional edition: {found[:5]}"
+
+
+# What OpenCC's s2twp makes of this course's words, and what Taiwanese texts write instead.
+TRAPS = {"引數": "參數 (parameter)", "函式": "函數", "啟用函式": "激活函數", "區域性": "局部",
+         "迴圈神經網路": "循環神經網路", "程式程式碼": "程式碼", "網絡": "網路", "數據": "資料",
+         "最佳化器": "優化器", "例項": "實例", "信息": "資訊", "默認": "預設"}
+
+
+@pytest.mark.parametrize("docname", DOCNAMES)
+def test_traditional_edition_avoids_the_converters_traps(docname):
+    found = [f"{trap} (write {right}) in {m.string[:50]!r}" for m in _messages("zh_TW", docname)
+             for trap, right in TRAPS.items() if trap in m.string and trap not in m.id]
+    assert not found, f"zh_TW/{docname}: {found[:5]}"
+
+
+def test_the_traps_are_overridden_where_a_converter_makes_them():
+    converter = lambda text: text.replace("参数", "引數").replace("函数", "函式")  # noqa: E731
+    assert translations.to_traditional("参数和函数", converter=converter) == "參數和函數"
+    assert translations.to_traditional("激活函数", "activation") == "激活函數"
+    assert translations.to_traditional("循环神经网络的参数") == "循環神經網路的參數"
+
+
+def test_rows_and_columns_swap_between_the_editions():
+    english = "Each row of $A$ sums to one; the third column is the key."
+    simplified = "$A$ 的每一行之和为一；第三列对应键，运行后可见。"
+    traditional = translations.to_traditional(simplified, english)
+    assert "每一列" in traditional and "第三行" in traditional and "執行" in traditional
+    # a message that is not about rows and columns keeps its 行 and 列 as the converter leaves them
+    assert "行" in translations.to_traditional("一行代码", "one line of code")
+
+
+_ROW = re.compile(r"\brows?\b|\brow-wise\b", re.I)
+_COLUMN = re.compile(r"\bcolumns?\b|\bcolumn-wise\b", re.I)
+
+
+def _row_column_words(text: str) -> str:
+    """The 行 and 列 of a text that can mean row or column (not inside 进行, 序列, ...)."""
+    text = translations.ROW_COLUMN_WORDS.sub(" ", _outside_code_and_math(text))
+    return "".join(c for c in text if c in "行列")
+
+
+@pytest.mark.parametrize("docname", DOCNAMES)
+def test_row_is_hang_in_simplified_and_lie_in_traditional(docname):
+    """A message about rows only (or columns only): mainland 行 = row, 列 = column; Taiwan the reverse."""
+    wrong = []
+    for m in _messages("zh_CN", docname):
+        row, column = bool(_ROW.search(m.id)), bool(_COLUMN.search(m.id))
+        if row == column or translations.CJK.search(m.id):
+            continue
+        want_cn, want_tw = ("行", "列") if row else ("列", "行")
+        tw = next(t.string for t in _messages("zh_TW", docname) if t.id == m.id)
+        if set(_row_column_words(m.string)) - {want_cn}:
+            wrong.append(f"zh_CN writes {_row_column_words(m.string)} for {'row' if row else 'column'}: "
+                         f"{m.string[:50]!r}")
+        if set(_row_column_words(tw.translate(str.maketrans("執進並", "执进并")))) - {want_tw}:
+            wrong.append(f"zh_TW writes {_row_column_words(tw)} for {'row' if row else 'column'}: "
+                         f"{tw[:50]!r}")
+    assert not wrong, f"{docname}:\n  " + "\n  ".join(wrong[:8])
+
+
+def glossary_terms() -> list[tuple[str, list[str], list[str]]]:
+    """(English term, simplified names, traditional names) from the glossary's index table; the
+    names in brackets are alternatives, and an English word kept in Chinese text counts too."""
+    terms = []
+    for line in (REPO / "book" / "glossary.md").read_text(encoding="utf-8").splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        match = re.fullmatch(r"\{term\}`([^`]+)`", cells[0]) if len(cells) == 4 else None
+        if match:
+            names = [[n.strip() for n in re.split(r"[（）]", cell) if n.strip()] for cell in cells[1:3]]
+            terms.append((match.group(1), *names))
+    return terms
+
+
+CHAPTERS = [d for d in DOCNAMES if d.startswith("chapters/")]
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_chapters_use_the_glossarys_words(language):
+    """Where a chapter's English names a glossary term, its translation uses the glossary's word for it
+    (or keeps the English term, as Chinese texts do for Transformer, softmax, logits ...)."""
+    column = 1 if language == "zh_CN" else 2
+    misses, uses = [], 0
+    for term, *names in glossary_terms():
+        pattern = re.compile(rf"\b{re.escape(term)}s?\b", re.I)
+        accepted = [n for n in names[column - 1]] + [term]
+        for docname in CHAPTERS:
+            for m in _messages(language, docname):
+                if not pattern.search(_outside_code_and_math(m.id)):
+                    continue
+                uses += 1
+                if not any(name.lower() in m.string.lower() for name in accepted):
+                    misses.append(f"{docname}: {term} -> {' / '.join(accepted)}: {m.string[:50]!r}")
+    assert uses > 300, f"only {uses} uses of glossary terms found: is the glossary table parsed?"
+    assert len(misses) <= ALLOWED_OTHER_WORDINGS * uses, (
+        f"{language}: {len(misses)} of {uses} uses of a glossary term are translated with another word "
+        f"than the glossary's:\n  " + "\n  ".join(misses[:20]))
+
+
+# A term is sometimes rightly said another way (a pronoun, a verb for "attention", a shorter form in a
+# heading): a small share of the uses may differ from the glossary's noun.
+ALLOWED_OTHER_WORDINGS = 0.05
+
+
+def test_chinese_notebooks_are_in_step_with_the_catalogues():
+    problems = translations.notebooks(check_only=True)
+    assert not problems, ("the Chinese notebooks are out of step; run `python scripts/translations.py "
+                          "notebooks`:\n  " + "\n  ".join(problems[:10]))
+
+
+def test_chinese_notebooks_keep_the_code_and_translate_the_prose():
+    import json
+
+    for language in LANGUAGES:
+        for english in sorted((REPO / "chapters").glob("*.ipynb")):
+            translated = REPO / "translations" / language / "chapters" / english.name
+            source, target = (json.loads(p.read_text(encoding="utf-8")) for p in (english, translated))
+            assert len(source["cells"]) == len(target["cells"]), translated
+            for a, b in zip(source["cells"], target["cells"]):
+                assert a["cell_type"] == b["cell_type"]
+                if a["cell_type"] == "code":
+                    assert a["source"] == b["source"], f"{translated}: code changed"
+            prose = "".join("".join(c["source"]) for c in target["cells"] if c["cell_type"] == "markdown")
+            assert len(translations.CJK.findall(prose)) > 1000, f"{translated}: hardly any Chinese"
+        student = REPO / "translations" / language / "student"
+        assert sorted(p.name for p in student.glob("*.ipynb")) == sorted(
+            p.name for p in (REPO / "chapters").glob("*.ipynb")), f"{student}: not every chapter"
