@@ -61,13 +61,53 @@ TW_OVERRIDES: list[tuple[str, str]] = [
     ("迴圈", "循環"),
     ("最佳化器", "優化器"),
     ("例項", "實例"),
+    # Phrases s2twp splits wrongly (a character of the next word taken into the first one)
+    ("三個陣列成", "三個數組成"), ("片語成", "詞組成"), ("壓縮排", "壓縮進"), ("瞭解碼", "了解碼"),
+    ("一箇中", "一個中"), ("複制", "複製"), ("若幹", "若干"), ("的改變數", "的改變量"),
+    ("是隻讀", "是唯讀"), ("是隻", "是只"), ("含有隻", "含有只"), ("，併為", "，並為"),
+    ("、併為", "、並為"), ("併為每個", "並為每個"), ("，併發出", "，並發出"), ("之一齣在", "之一出在"),
+    ("推匯出", "推導出"), ("錶示", "表示"), ("映象順序", "鏡像順序"), ("計算是序列的", "計算是循序的"),
+    # Words Taiwanese texts on machine learning write otherwise
+    ("擴充套件", "擴充"), ("全域性", "全域"), ("舍入", "捨入"), ("聯絡起來", "聯繫起來"),
+    ("斯坦福大學", "史丹佛大學"), ("要關注的物件", "要關注的對象"), ("嫌疑物件", "嫌疑對象"),
+    ("時鐘的指標", "時鐘的指針"), ("的指標區分", "的指針區分"), ("運算元", "核心"), ("棧", "堆疊"),
+    ("字首", "前綴"), ("貪心", "貪婪"), ("線性預熱", "線性暖身"), ("短暫的預熱", "短暫的暖身"),
+    ("在預熱之後", "在暖身之後"), ("對映", "映射"), ("單元格", "儲存格"), ("程式碼單元", "程式碼儲存格"),
+    ("返回", "回傳"), ("並行", "平行"), ("大語言模型", "大型語言模型"), ("打印出", "印出"),
+    ("打印", "印出"), ("喂入", "餵入"), ("繫結", "綁定"), ("連線", "連接"), ("同一個程序中", "同一個行程中"),
+    ("質量", "品質"), ("層型別", "層類型"), ("最佳假設的下標", "最佳假設的索引"), ("Python 列表", "Python 串列"),
+    ("詞的列表", "詞的串列"), ("詞列表", "詞串列"), ("組成的列表", "組成的串列"), ("列表裡", "串列裡"),
+    ("知名教程", "知名教學"), ("跟蹤", "追蹤"), ("實現", "實作"), ("構建全書", "建置全書"), ("構建", "建構"),
+    ("課程包", "課程套件"), ("課程套件括", "課程包括"), ("本包中的", "本套件中的"), (" 包；", " 套件；"),
+    (" 包時", " 套件時"), ("倉庫的克隆中", "儲存庫的本機副本中"), ("克隆", "複製"), ("倉庫", "儲存庫"),
+    ("方差", "變異數"), ("均值", "平均值"), ("平平均值", "平均值"), ("標準正態", "標準常態"),
+    ("鏈式法則", "連鎖律"), ("丟擲", "拋出"), ("啟用值", "激活值"), ("自動求導", "自動微分"), ("反饋", "回饋"),
+    ("計算機上", "電腦上"), ("校驗和", "檢查碼"), ("例程", "常式"), ("純文本", "純文字"), ("置信度", "信心"),
+    ("環境配置", "環境設定"), ("需要聯網", "需要連網"),
+    # "by means of" is 透過 (通過 is "passes")
+    ("通過梯度下降", "透過梯度下降"), ("通過分數起作用", "透過分數起作用"), ("只通過", "只透過"),
+    ("只能通過", "只能透過"), ("通過三個可學習", "透過三個可學習"), ("它通過縮放點積", "它透過縮放點積"),
+    ("可以通過", "可以透過"), ("將通過交叉注意力", "將透過交叉注意力"), ("讓它通過編碼器", "讓它透過編碼器"),
+    ("無法通過預測", "無法透過預測"), ("通過一個可學習的門控", "透過一個可學習的門控"), ("通過混合位置", "透過混合位置"),
+    # 循環 is recurrence (above); a program's loop is 迴圈
+    ("Python 循環", "Python 迴圈"), ("訓練循環", "訓練迴圈"), ("解碼循環", "解碼迴圈"), ("在循環中", "在迴圈中"),
+    ("這個循環", "這個迴圈"), ("上面的循環", "上面的迴圈"), ("貪婪循環", "貪婪迴圈"), ("同一個循環：", "同一個迴圈："),
+    ("就是一個循環", "就是一個迴圈"), ("送回的那個循環", "送回的那個迴圈"), ("寫的那個循環", "寫的那個迴圈"),
+    ("對詞元的循環", "對詞元的迴圈"), ("逐個頭循環", "逐個頭跑迴圈"),
+    # panels of a figure, after the row/column swap turned 左列 (left panel) into 左行
+    ("左行，", "左欄，"), ("（右行）", "（右欄）"), ("右行下方", "右欄下方"),
+    # must come after 函式 -> 函數
+    ("各種庫的", "各種函式庫的"), ("現成的庫", "現成的函式庫"),
 ]
+
+# Whole messages that a phrase override cannot reach safely (one character with several meanings).
+TW_MESSAGES = {"周": "週"}
 
 # Row and column trade places: mainland 行 = row, 列 = column; Taiwan 列 = row, 行 = column. In a
 # message whose English speaks of rows or columns, every 行 and 列 of the simplified text is swapped,
 # except inside these words, where neither means row or column.
 ROW_COLUMN_WORDS = re.compile(r"进行|运行|执行|行为|并行|平行|行动|流行|可行|行业|发行|同行|行程|自行|"
-                              r"实行|举行|施行|推行|行走|行进|代码行|一行代码|命令行|行内|"
+                              r"实行|举行|施行|推行|行走|代码行|一行代码|命令行|行内|"
                               r"序列|列表|排列|队列|列出|列举|系列|并列|数列|阵列|行列式|下列|陈列")
 ROW_OR_COLUMN = re.compile(r"\b(rows?|columns?|row-wise|column-wise)\b", re.I)
 
@@ -129,7 +169,15 @@ def to_traditional(text: str, english: str = "",
         converter = opencc.OpenCC("s2twp").convert
     if ROW_OR_COLUMN.search(english):
         text = swap_rows_and_columns(text)
+    if text in TW_MESSAGES:
+        return TW_MESSAGES[text]
     glossary = [(converter(s), t) for s, t in glossary_pairs() if converter(s) != t]
+
+    def titled_role(match: re.Match) -> str:  # {doc}`术语表 <glossary>`: the title is prose
+        title = to_traditional(match.group(2), "", converter)
+        return f"{{{match.group(1)}}}`{title} <{match.group(3)}>`"
+
+    text = re.sub(r"\{([\w:-]+)\}`([^`<]*[\u4e00-\u9fff][^`<]*?)\s*<([^<>`]+)>`", titled_role, text)
     pieces = re.split(r"(\$\$.+?\$\$|\$[^$\n]+?\$|`[^`\n]*`)", text, flags=re.S)
     out = []
     for k, piece in enumerate(pieces):

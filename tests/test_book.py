@@ -402,8 +402,13 @@ def test_translated_page_shows_the_same_figures_and_outputs(built_book, language
     chinese = _translated_page(built_book, language, entry)
     images = [len(p.select("main img")) for p in (english, chinese)]
     assert images[0] == images[1], f"{language}/{entry}: {images[1]} images, the English page has {images[0]}"
+    for page in (english, chinese):  # the captions are translated; what the code printed is not
+        for caption in page.select(".cell_output figcaption"):
+            caption.decompose()
     outputs = [[o.get_text() for o in p.select(".cell_output")] for p in (english, chinese)]
     assert outputs[0] == outputs[1], f"{language}/{entry}: the code's outputs differ from the English page"
+    captions = [len(p.select("figcaption")) for p in (english, chinese)]
+    assert captions[0] == captions[1]
     exercises = [len(p.select(".exercise")) for p in (english, chinese)]
     assert exercises[0] == exercises[1]
 

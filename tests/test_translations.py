@@ -134,7 +134,7 @@ def test_traditional_edition_has_no_simplified_characters(docname):
 
 
 # What OpenCC's s2twp makes of this course's words, and what Taiwanese texts write instead.
-TRAPS = {"引數": "參數 (parameter)", "函式": "函數", "啟用函式": "激活函數", "區域性": "局部",
+TRAPS = {"引數": "參數 (parameter)", "函式(?!庫)": "函數 (函式庫, a library, is right)", "啟用函式": "激活函數", "區域性": "局部",
          "迴圈神經網路": "循環神經網路", "程式程式碼": "程式碼", "網絡": "網路", "數據": "資料",
          "最佳化器": "優化器", "例項": "實例", "信息": "資訊", "默認": "預設"}
 
@@ -142,7 +142,7 @@ TRAPS = {"引數": "參數 (parameter)", "函式": "函數", "啟用函式": "�
 @pytest.mark.parametrize("docname", DOCNAMES)
 def test_traditional_edition_avoids_the_converters_traps(docname):
     found = [f"{trap} (write {right}) in {m.string[:50]!r}" for m in _messages("zh_TW", docname)
-             for trap, right in TRAPS.items() if trap in m.string and trap not in m.id]
+             for trap, right in TRAPS.items() if re.search(trap, m.string) and not re.search(trap, m.id)]
     assert not found, f"zh_TW/{docname}: {found[:5]}"
 
 
@@ -231,7 +231,7 @@ def test_chapters_use_the_glossarys_words(language):
 
 # A term is sometimes rightly said another way (a pronoun, a verb for "attention", a shorter form in a
 # heading): a small share of the uses may differ from the glossary's noun.
-ALLOWED_OTHER_WORDINGS = 0.05
+ALLOWED_OTHER_WORDINGS = 0.02
 
 
 def test_chinese_notebooks_are_in_step_with_the_catalogues():
