@@ -365,7 +365,7 @@ CJK = re.compile(r"[\u4e00-\u9fff]")
 def _translated_page(html: Path, language: str, entry: str):
     path = html / language / f"{entry}.html"
     assert path.is_file(), f"{path} is missing: did `python scripts/translations.py books` run?"
-    return bs4.BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
+    return bs4.BeautifulSoup(path.read_text(encoding="utf-8"), "lxml")
 
 
 @pytest.mark.parametrize("language", list(LANGUAGES))
