@@ -46,6 +46,17 @@ LANGUAGES = {
               "show": "顯示儲存格內容", "hide": "隱藏儲存格內容"},
 }
 
+# The table of contents' part captions (book/_toc.yml holds no prose for gettext to extract): simplified
+# Chinese here, traditional derived as for the catalogues.
+TOC_CAPTIONS = {
+    "Before you start": "开始之前",
+    "Attention": "注意力",
+    "Building blocks of the Transformer": "Transformer 的组成部分",
+    "The Transformer": "Transformer",
+    "Labs": "实验",
+    "Reference": "参考资料",
+}
+
 # After s2twp, phrases its software vocabulary gets wrong for this course (the Taiwanese lecture notes
 # write 參數, 函數, 資料, 網路, 矩陣). The glossary's own pairs (its simplified and traditional columns)
 # are applied too, longest first. Applied in this order, to text outside math and code.
@@ -263,9 +274,29 @@ def derive_traditional(out: Path = LOCALES / "zh_TW") -> list[Path]:
     return written
 
 
-def _jupyter_book(*args: str) -> None:
+def toc_for(language: str | None) -> Path:
+    """book/_toc.yml, or for a Chinese book a copy with its part captions translated."""
+    toc = ROOT / "book" / "_toc.yml"
+    if not language:
+        return toc
+    import yaml
+
+    data = yaml.safe_load(toc.read_text(encoding="utf-8"))
+    for part in data.get("parts", []):
+        caption = TOC_CAPTIONS.get(part["caption"])
+        if caption is None:
+            raise SystemExit(f"book/_toc.yml: no translation of the caption {part['caption']!r} in "
+                             f"scripts/translations.py's TOC_CAPTIONS")
+        part["caption"] = caption if language == SOURCE else to_traditional(caption)
+    path = BUILD / f"toc_{language}.yml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(yaml.safe_dump(data, allow_unicode=True, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def _jupyter_book(*args: str, language: str | None = None) -> None:
     exe = Path(sys.executable).with_name("jupyter-book")
-    subprocess.run([str(exe), "build", str(ROOT), "--toc", str(ROOT / "book" / "_toc.yml"), *args],
+    subprocess.run([str(exe), "build", str(ROOT), "--toc", str(toc_for(language)), *args],
                    check=True, cwd=ROOT, env={**os.environ, "COURSE_PLAIN_PROGRESS": "1"})
 
 
@@ -337,12 +368,41 @@ def update() -> None:
     derive_traditional()
 
 
+def _all_executed() -> bool:
+    """Whether every chapter notebook is in the English build's execution cache (nothing to run)."""
+    try:
+        import nbformat
+        from jupyter_cache import get_cache
+
+        store = get_cache(str(BUILD / ".jupyter_cache"))
+        for path in sorted((ROOT / "chapters").glob("*.ipynb")):
+            store.match_cache_notebook(nbformat.read(path, as_version=4))
+    except (ImportError, KeyError, OSError):
+        return False
+    return True
+
+
 def books(languages: list[str]) -> None:
-    """Build each Chinese book from the English build's cache into _build/html/<lang>/."""
+    """Build each Chinese book from the English build's cache into _build/html/<lang>/. When every
+    notebook is cached (after `make book`'s English build) the books only render: they are built side by
+    side, one process each; otherwise one after the other, so that no notebook runs twice at once."""
+    jobs = []
     for language in languages:
         out = BUILD / f"book_{language}"
-        _jupyter_book("--config", str(config_for(language)), "--path-output", str(out), "-W", "-n",
-                      "--keep-going")
+        args = ("--config", str(config_for(language)), "--path-output", str(out), "-W", "-n",
+                "--keep-going")
+        jobs.append((language, out, args))
+    if len(jobs) > 1 and _all_executed():
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(len(jobs)) as pool:
+            for future in [pool.submit(_jupyter_book, *args, language=language)
+                           for language, _, args in jobs]:
+                future.result()
+    else:
+        for language, _, args in jobs:
+            _jupyter_book(*args, language=language)
+    for language, out, _ in jobs:
         target = BUILD / "html" / language
         shutil.rmtree(target, ignore_errors=True)
         shutil.copytree(out / "_build" / "html", target)

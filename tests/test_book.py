@@ -378,6 +378,9 @@ def test_translated_page_is_built_in_its_language(built_book, language, entry):
     title = page.find("h1")
     assert title and CJK.search(title.get_text()) or entry == "book/glossary" or \
         "Transformer" in title.get_text(), f"{language}/{entry}: the title is not translated: {title}"
+    captions = [c.get_text(strip=True) for c in page.select("nav .caption-text")]
+    english = [c for c in captions if not CJK.search(c) and c != "Transformer"]
+    assert captions and not english, f"{language}/{entry}: the contents' captions {english} are English"
     switcher = page.select("nav.course-languages a")
     assert len(switcher) == 2, f"{language}/{entry}: expected links to the two other languages"
     for link in switcher:

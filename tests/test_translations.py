@@ -260,3 +260,15 @@ def test_chinese_notebooks_keep_the_code_and_translate_the_prose():
         student = REPO / "translations" / language / "student"
         assert sorted(p.name for p in student.glob("*.ipynb")) == sorted(
             p.name for p in (REPO / "chapters").glob("*.ipynb")), f"{student}: not every chapter"
+
+
+def test_the_table_of_contents_captions_are_translated():
+    toc = (REPO / "book" / "_toc.yml").read_text(encoding="utf-8")
+    captions = re.findall(r"caption:\s*(.+)", toc)
+    assert captions and all(c.strip() in translations.TOC_CAPTIONS for c in captions), (
+        f"captions without a translation in TOC_CAPTIONS: "
+        f"{[c for c in captions if c.strip() not in translations.TOC_CAPTIONS]}")
+    for language in LANGUAGES:
+        written = translations.toc_for(language).read_text(encoding="utf-8")
+        assert "Before you start" not in written and "开始之前" in written or language != "zh_CN"
+        assert "開始之前" in written or language != "zh_TW"
