@@ -486,13 +486,17 @@ def _markdown_sources() -> list:
     return _params(NOTEBOOKS + pages)
 
 
+def _markdown_texts(path: Path) -> dict[str, str]:
+    """A book page's text, or a notebook's Markdown cells by name ("cell 3")."""
+    if path.suffix == ".md":
+        return {"the page": path.read_text(encoding="utf-8")}
+    return {f"cell {i}": "".join(cell["source"]) for i, cell in enumerate(_load(path)["cells"])
+            if cell["cell_type"] == "markdown"}
+
+
 @pytest.mark.parametrize("path", _markdown_sources())
 def test_literal_tokens_are_written_as_code(path):
-    if path.suffix == ".md":
-        texts = {"the page": path.read_text(encoding="utf-8")}
-    else:
-        texts = {f"cell {i}": "".join(cell["source"]) for i, cell in enumerate(_load(path)["cells"])
-                 if cell["cell_type"] == "markdown"}
+    texts = _markdown_texts(path)
     bare = [f"{where}: {token}" for where, text in texts.items() for token in bare_tokens(text)]
     assert not bare, (f"{path.name}: tokens the page would swallow as HTML tags; write them in "
                       f"backticks, e.g. `<pad>`: {bare}")
@@ -551,10 +555,6 @@ def test_markup_traps_are_found():
 
 @pytest.mark.parametrize("path", _markdown_sources())
 def test_markdown_renders_as_written(path):
-    if path.suffix == ".md":
-        texts = {"the page": path.read_text(encoding="utf-8")}
-    else:
-        texts = {f"cell {i}": "".join(cell["source"]) for i, cell in enumerate(_load(path)["cells"])
-                 if cell["cell_type"] == "markdown"}
+    texts = _markdown_texts(path)
     traps = [f"{where}: {trap}" for where, text in texts.items() for trap in markup_traps(text)]
     assert not traps, f"{path.name}:\n  " + "\n  ".join(traps)
