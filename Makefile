@@ -19,8 +19,11 @@ $(STAMP): requirements.txt pyproject.toml
 
 setup: $(STAMP)
 
+# Before building, drop from the execution cache the runs made before utils/ last changed
+# (scripts/book_cache.py): jupyter-cache matches notebooks by their code alone.
 book: setup
 	$(BIN)/python scripts/install_browser.py --mathjax
+	$(BIN)/python scripts/book_cache.py
 	COURSE_PLAIN_PROGRESS=1 $(BIN)/jupyter-book build . --toc book/_toc.yml -W -n --keep-going
 	$(BIN)/python scripts/translations.py books
 

@@ -92,11 +92,11 @@ def build_book(toc: Path, output: Path) -> tuple[int, str]:
     command = [str(jupyter_book), "build", ".", "--toc", str(toc), "-W", "-n", "--keep-going"]
     if output != REPO_ROOT:
         command += ["--path-output", str(output)]
-    env = dict(os.environ)
-    env.pop("MPLBACKEND", None)  # a headless backend here would drop every figure from the HTML
-    env.pop("OMP_NUM_THREADS", None)  # the suite's one thread is not what a newcomer's build gets
-    env["COURSE_THREADS"] = str(book_threads())
-    env["COURSE_PLAIN_PROGRESS"] = "1"  # as `make book` does: one summary line instead of a live bar
+    env = newcomers_book_env()
+    # A run left in the execution cache by an earlier `make book` (with one thread on a busy machine,
+    # with COURSE_SEED, before utils changed) is dropped and executed again, not tested as it stands.
+    for line in book_cache().prune(output / "_build", wanted=newcomers_run_settings()):
+        print(f"book cache: dropped {line}", file=sys.stderr)
     result = subprocess.run(command, cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, timeout=BUILD_TIMEOUT_S)
     code, log = result.returncode, result.stdout
@@ -107,6 +107,37 @@ def build_book(toc: Path, output: Path) -> tuple[int, str]:
                                  text=True, timeout=BUILD_TIMEOUT_S)
         code, log = chinese.returncode, log + chinese.stdout
     return code, re.sub(r"\x1b\[[0-9;]*m", "", log)  # without colour codes
+
+
+def book_cache():
+    """scripts/book_cache.py, imported (scripts/ is not a package)."""
+    sys.path.insert(0, str(REPO_ROOT / "scripts"))
+    try:
+        import book_cache
+    finally:
+        sys.path.remove(str(REPO_ROOT / "scripts"))
+    return book_cache
+
+
+def newcomers_book_env() -> dict[str, str]:
+    """The environment of the suite's book build: a newcomer's `make book` on a quiet machine."""
+    env = dict(os.environ)
+    env.pop("MPLBACKEND", None)  # a headless backend here would drop every figure from the HTML
+    env.pop("OMP_NUM_THREADS", None)  # the suite's one thread is not what a newcomer's build gets
+    env.pop("COURSE_SEED", None)  # nor is another seed, or a device chosen by hand
+    env.pop("COURSE_DEVICE", None)
+    env["COURSE_THREADS"] = str(book_threads())
+    env["COURSE_PLAIN_PROGRESS"] = "1"  # as `make book` does: one summary line instead of a live bar
+    return env
+
+
+def newcomers_run_settings():
+    """The settings each notebook's set-up prints in that build (threads, device, seed offset)."""
+    import torch
+
+    device = "cuda" if torch.cuda.is_available() else "mps" if torch.backends.mps.is_available() \
+        else "cpu"
+    return book_cache().RunSettings(threads=book_threads(), device=device, seed=0)
 
 
 def book_threads() -> int:

@@ -261,7 +261,8 @@ def test_the_book_ran_with_a_newcomers_threads(built_book, entry):
     assert counts, f"{entry}: no 'CPU threads: N' line; does the set-up cell call choose_threads()?"
     assert counts == {book_threads()}, (
         f"{entry}: executed with {sorted(counts)} CPU threads, but a newcomer's `make book` here uses "
-        f"{book_threads()}; a warm execution cache from another setting? Delete _build/.jupyter_cache.")
+        f"{book_threads()}; the build fixture should have dropped such runs from the execution cache "
+        "(scripts/book_cache.py)")
 
 
 # Written in step 1 of `make test`: the glued values of the nbgrader reference run
@@ -272,16 +273,24 @@ _THREADS = re.compile(r"CPU threads: (\d+) \(")
 
 
 def source_digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    """What a run's glued values follow from: the notebook and the course package it imports (a run
+    recorded by an earlier `make test`, before utils/ changed, is not compared)."""
+    digest = hashlib.sha256(path.read_bytes())
+    for module in sorted((REPO / "utils").rglob("*.py")):
+        digest.update(str(module.relative_to(REPO)).encode() + module.read_bytes())
+    return digest.hexdigest()
 
 
 def executed_glue(notebook: dict) -> dict:
-    """{"threads": the thread counts its set-up cell printed, "values": {name: text}} of a run."""
+    """{"threads": the thread counts its set-up cell printed, "seed": its seed offset (COURSE_SEED),
+    "values": {name: text}} of a run."""
+    from tests.conftest import book_cache
     from utils.glue import glued_values
 
     threads = {int(n) for cell in notebook.get("cells", []) for out in cell.get("outputs", [])
                for n in _THREADS.findall("".join(out.get("text", "")))}
-    return {"threads": sorted(threads), "values": glued_values(notebook)}
+    return {"threads": sorted(threads), "seed": book_cache().run_settings(notebook).seed,
+            "values": glued_values(notebook)}
 
 
 def book_glue(executed: Path) -> dict:
@@ -310,8 +319,8 @@ def record_glue(run: str, path: Path, notebook: dict) -> None:
 def test_glued_numbers_agree_between_runs(built_book, entry):
     """Every chapter runs three times in `make test`: the nbgrader reference run and the student
     edition's Run All (one thread each), and the book (a newcomer's threads). Runs with the same thread
-    count must glue identical values, timings aside (names with ``_time_``, shown as measured); a
-    trained result may move with the thread count, so runs with different counts share names only.
+    count and seed must glue identical values, timings aside (names with ``_time_``, shown as measured);
+    a trained result may move with the thread count, so runs with different counts share names only.
     A value that depends on the exercises' solutions (a lab's repaired model) has ``_solved_`` in its
     name and is not compared with the student edition's run, which lacks the solutions."""
     source = source_digest(REPO / f"{entry}.ipynb")
@@ -326,8 +335,9 @@ def test_glued_numbers_agree_between_runs(built_book, entry):
     problems = [f"{run} glues other names than the book: {sorted(set(data['values']) ^ names)}"
                 for run, data in runs.items() if set(data["values"]) != names]
     compared = 0
-    for threads in {tuple(data["threads"]) for data in runs.values()}:
-        same = {run: data["values"] for run, data in runs.items() if tuple(data["threads"]) == threads}
+    setting = {run: (tuple(data["threads"]), data.get("seed", 0)) for run, data in runs.items()}
+    for threads, seed in set(setting.values()):
+        same = {run: data["values"] for run, data in runs.items() if setting[run] == (threads, seed)}
         first, *others = sorted(same)
         for other in others:
             compared += 1

@@ -22,6 +22,7 @@ import http.server
 import json
 import os
 import re
+import shutil
 import sys
 import threading
 from pathlib import Path
@@ -126,6 +127,7 @@ def browser(chromium: str):
 @pytest.fixture(scope="module")
 def screenshots(built_book: Path) -> Path:
     folder = built_book.parent / "screenshots"
+    shutil.rmtree(folder, ignore_errors=True)  # no picture of a page this run did not take
     for width in ("desktop", "phone"):
         (folder / width).mkdir(parents=True, exist_ok=True)
     (folder / "figure_text.tsv").write_text("page\twidth\tfigure\timage\tsmallest text\tdpi\tscale\tshown\n")

@@ -56,13 +56,16 @@ def get_device(prefer: str | None = None, verbose: bool = True) -> torch.device:
 def seed_everything(seed: int = 0) -> torch.Generator:
     """Seed Python's ``random``, NumPy and torch (CPU and CUDA) in one call; return a torch Generator.
 
-    The seed used is ``seed`` plus ``$COURSE_SEED`` (0 when unset). The returned generator, seeded the
-    same way, is handy for data shuffling that must not depend on how many random numbers a model's
-    initialisation consumed.
+    The seed used is ``seed`` plus ``$COURSE_SEED`` (0 when unset; when it is set, the first call says
+    so in one printed line). The returned generator, seeded the same way, is handy for data shuffling
+    that must not depend on how many random numbers a model's initialisation consumed.
     """
     if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
         raise ValueError(f"seed must be a non-negative int, got {seed!r}")
-    seed += seed_offset()
+    offset = seed_offset()
+    if offset and not _SEED_OFFSET_SHOWN:
+        _show_seed_offset(offset)
+    seed += offset
     random.seed(seed)
     np.random.seed(seed % 2**32)
     torch.manual_seed(seed)
@@ -70,6 +73,17 @@ def seed_everything(seed: int = 0) -> torch.Generator:
         torch.cuda.manual_seed_all(seed)
     os.environ["PYTHONHASHSEED"] = str(seed)
     return torch.Generator().manual_seed(seed)
+
+
+_SEED_OFFSET_SHOWN = False
+
+
+def _show_seed_offset(offset: int) -> None:
+    """Say once per process that the seeds are shifted: a run's outputs then show it (the book's
+    execution cache tells such a run from a default one by this line, scripts/book_cache.py)."""
+    global _SEED_OFFSET_SHOWN
+    _SEED_OFFSET_SHOWN = True
+    print(f"Seeds shifted by COURSE_SEED={offset}: seed_everything(s) seeds s + {offset}")
 
 
 def seed_offset() -> int:
