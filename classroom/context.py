@@ -76,6 +76,7 @@ class Run:
     error: str | None
     kinds: tuple[str, ...] = ()  # the names of the exception's classes (its MRO)
     message: str = ""
+    output: str = ""  # what the cells printed (a prediction check's comparison, a verdict)
 
     @property
     def check_failed(self) -> bool:

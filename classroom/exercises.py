@@ -17,6 +17,8 @@ _EXERCISE = re.compile(
     r"^(?P<fence>[`:]{3,})\s*\{exercise\}[ \t]*(?P<title>[^\n]*)\n(?P<body>.*?)^(?P=fence)\s*$", re.M | re.S)
 _LABEL = re.compile(r"^\s*:label:\s*(?P<label>\S+)", re.M)
 _CHECK_NAME = re.compile(r"""\bname\s*=\s*(["'])(?P<name>.+?)\1""")
+# a check cell of the registry's kind: check("4.2", my_function) (utils.exercises)
+CHECK_CALL = re.compile(r"""\bcheck\(\s*(["'])(?P<number>\d+\.\d+)\1""")
 _DIFFICULTY = re.compile(r"\*(?P<level>Easy|Medium|Hard) · about (?P<minutes>\d+) minutes?\.\*")
 POINTS = {"Easy": 1, "Medium": 2, "Hard": 3}  # an exercise's points (nbgrader, `classroom grade`)
 DEFAULT_POINTS = 1  # for an exercise whose text gives no difficulty line
@@ -61,6 +63,7 @@ class Exercise:
     lab_cells: list[int] = field(default_factory=list)  # a lab's fixes (cells tagged lab-solution)
     difficulty: str = ""  # Easy, Medium or Hard ("" when the text does not say)
     points: int = DEFAULT_POINTS
+    registered: object = None  # its utils.exercises.Exercise, when its check cell is check("N.k", ...)
 
     @property
     def grade_id(self) -> str:
@@ -174,11 +177,17 @@ def find_exercises(nb: nbformat.NotebookNode, path: str | Path = "notebook") -> 
             current = None
     for ex in exercises:
         default = f"Exercise {chapter}.{ex.number}" if chapter is not None else f"Exercise {ex.number}"
+        registered = None
         if ex.check_cell is not None:
             check_src = nb.cells[ex.check_cell].source
-            found = _CHECK_NAME.search(check_src)
-            ex.name = found.group("name") if found else default
-            ex.hint = _hint_of(check_src)
+            call = CHECK_CALL.search(check_src)
+            if call:  # the registry holds its name, hint and points (utils.exercises)
+                registered = registry_entry(call.group("number"))
+                ex.name, ex.hint = registered.name, registered.hint
+            else:
+                found = _CHECK_NAME.search(check_src)
+                ex.name = found.group("name") if found else default
+                ex.hint = _hint_of(check_src)
         else:
             ex.name = default
         if ex.text_cell is not None:
@@ -186,7 +195,16 @@ def find_exercises(nb: nbformat.NotebookNode, path: str | Path = "notebook") -> 
             ex.difficulty, ex.points, _ = difficulty_points(text)
             label = _LABEL.search(_EXERCISE.search(text).group("body")) if _EXERCISE.search(text) else None
             ex.label = ex.label or (label.group("label") if label else "")
+        if registered is not None:
+            ex.difficulty, ex.points, ex.registered = registered.difficulty, registered.points, registered
     return exercises
+
+
+def registry_entry(number: str):
+    """The exercise ``number`` ("4.2") of the course's registry (``utils.exercises``)."""
+    from utils.exercises import get
+
+    return get(number)
 
 
 def gate_problems(nb: nbformat.NotebookNode) -> list[str]:

@@ -25,9 +25,16 @@ from pathlib import Path
 
 import nbformat
 
-from classroom.exercises import _CHECK_NAME, _EXERCISE, DEFAULT_POINTS, difficulty_points, find_exercises
+from classroom.exercises import (
+    _CHECK_NAME,
+    _EXERCISE,
+    CHECK_CALL,
+    DEFAULT_POINTS,
+    difficulty_points,
+    find_exercises,
+)
 
-_CHECK_CALL = re.compile(r"\bcheck_(function|value)\s*\(")
+_CHECK_CALL = re.compile(r"\bcheck(_function|_value)?\s*\(")
 _HEADING = re.compile(r"^#+\s*(?P<name>Exercise\s+[\w.]+)\b", re.M)
 _PREFIX = re.compile(r"^Exercise\s+[\w.]+(\s+\(input \d+\))?:\s*")
 KERNEL_START_S = 300  # a kernel may take long to start on a machine busy grading other notebooks
@@ -71,8 +78,9 @@ def read_verdicts(nb: nbformat.NotebookNode, points: dict[str, int]) -> list[Gra
     for i, cell in enumerate(nb.cells):
         if cell.cell_type != "code" or not _CHECK_CALL.search(cell.source):
             continue
-        found = _CHECK_NAME.search(cell.source)
-        name = found.group("name") if found else f"cell {i}"
+        call, found = CHECK_CALL.search(cell.source), _CHECK_NAME.search(cell.source)
+        name = (f"Exercise {call.group('number')}" if call else found.group("name") if found
+                else f"cell {i}")
         worth = points.get(name, DEFAULT_POINTS)
         errors = [out for out in cell.get("outputs", []) if out.output_type == "error"]
         if errors:

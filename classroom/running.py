@@ -50,13 +50,15 @@ def _run(sources: list[str], namespace: dict[str, object], label: str) -> Run:
     from utils.runtime import seed_everything
 
     seed_everything(0)
+    printed = io.StringIO()
     try:
-        with strict_checks():
+        with strict_checks(), contextlib.redirect_stdout(printed):
             for k, source in enumerate(sources):
                 exec(compile(source, f"<{label}, cell {k}>", "exec"), namespace)
     except Exception as err:  # noqa: BLE001 - an exercise cell may raise anything
-        return Run(type(err).__name__, tuple(c.__name__ for c in type(err).__mro__), str(err))
-    return Run(None)
+        return Run(type(err).__name__, tuple(c.__name__ for c in type(err).__mro__), str(err),
+                   printed.getvalue())
+    return Run(None, output=printed.getvalue())
 
 
 def run_exercise(nb: nbformat.NotebookNode, ex: Exercise, student: bool,

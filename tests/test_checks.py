@@ -178,9 +178,12 @@ def test_check_function_lets_a_nested_check_failure_through():
 
 
 def test_check_function_rejects_bad_arguments():
-    with pytest.raises(TypeError, match=r"Exercise 0.1: expected your function, got tensor of shape \(2,\)"):
+    # a learner who passes a value where the exercise wants a function gets a verdict, not a crash
+    with strict_checks(), pytest.raises(
+            CheckFailed, match=r"Exercise 0.1: expected your function here, got a tensor of shape \(2,\)"):
         check_function(torch.zeros(2), _reference, _inputs(), name="Exercise 0.1")
-    with pytest.raises(TypeError, match=r"Exercise 0.1: expected your function, got NoneType None"):
+    with strict_checks(), pytest.raises(
+            CheckFailed, match=r"Exercise 0.1: expected your function here, got a NoneType None"):
         check_function(None, _reference, _inputs(), name="Exercise 0.1")
     with pytest.raises(ValueError, match=r"Exercise 0.1: check_function needs at least one input case"):
         check_function(_reference, _reference, [], name="Exercise 0.1")

@@ -50,6 +50,12 @@ def test_a_wrong_answer_fails_and_its_mistake_is_named(path, wrong):
     run = classroom.run_with_answer(nb, ex, wrong.code)
     if run.error == "NameError":  # the exercise reads the notebook's earlier state
         run = classroom.run_with_answer(nb, ex, wrong.code, classroom.slice_cells(nb, ex))
+    if ex.registered is not None and ex.registered.kind == "prediction":
+        # a prediction earns its points for being written; a wrong one is answered with its misconception
+        assert run.error is None, f"{wrong.exercise}: a written prediction was refused: {run.message}"
+        assert f"this is {wrong.mistake}" in run.output, (
+            f"{wrong.exercise}: expected the comparison to name {wrong.mistake!r}; it said: {run.output}")
+        return
     assert run.check_failed, (
         f"{wrong.exercise}: the wrong answer was not rejected ({run.error}: {run.message})")
     assert f"this looks like {wrong.mistake}" in run.message, (

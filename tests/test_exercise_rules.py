@@ -49,6 +49,8 @@ def test_exercises_have_a_difficulty_and_time_and_are_numbered_in_order(path):
     for cell in nb.cells:
         if cell.cell_type == "code":
             names += re.findall(r"""\bname\s*=\s*["'](Exercise [\d.]+)["']""", cell.source)
+            names += [f"Exercise {n}" for n in re.findall(r"""\bcheck\(\s*["'](\d+\.\d+)["']""",
+                                                          cell.source)]
     names = list(dict.fromkeys(names))
     chapter = int(path.name[:2])
     assert names == [f"Exercise {chapter}.{k}" for k in range(1, len(bodies) + 1)], (
@@ -159,3 +161,26 @@ def test_the_instructor_guide_lists_every_chapters_exercises_as_they_are():
     for path in NOTEBOOKS:
         row = re.search(rf"^\| {int(path.name[:2])}\. .*$", table, re.M)
         assert row and "not measured" not in row.group(0), f"the time table lacks {path.name}'s time"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_the_registry_and_the_notebook_say_the_same_of_each_exercise(path):
+    """An exercise whose check cell is ``check("N.k", ...)`` is defined in utils.exercises: its title,
+    difficulty and minutes there are what the notebook's text says, and its open questions are as many
+    as the "(Then: ...?)" questions of its text."""
+    import classroom
+
+    nb = nbformat.read(path, as_version=4)
+    for ex in classroom.find_exercises(nb, path):
+        entry = ex.registered
+        if entry is None:
+            continue
+        text = nb.cells[ex.text_cell].source
+        (title, body), = _exercise_bodies(text)
+        level, minutes = DIFFICULTY.match(body).groups()
+        assert (entry.title, entry.difficulty, entry.minutes) == (title, level, int(minutes)), (
+            f"{path.name}: {ex.name} is registered as {entry.title!r}, {entry.difficulty}, "
+            f"{entry.minutes} min; the notebook says {title!r}, {level}, {minutes} min")
+        asked = "(Then:" in body
+        assert len(entry.questions) >= asked, (
+            f"{path.name}: {ex.name} asks an open question in its text but registers none")

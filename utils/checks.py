@@ -52,7 +52,16 @@ MISTAKES = {
 
 
 class CheckFailed(AssertionError):
-    """Raised by a check when an exercise answer is wrong or missing; the message holds the hint."""
+    """Raised by a check when an exercise answer is wrong or missing; the message holds the hint.
+
+    In Jupyter (and so in nbgrader's feedback) it shows as its message alone, the diagnosis first:
+    IPython renders an exception with ``_render_traceback_`` by those lines instead of a traceback
+    through the course's package.
+    """
+
+    def _render_traceback_(self) -> list[str]:
+        lines = str(self).splitlines() or [type(self).__name__]
+        return [f"{type(self).__name__}: {lines[0]}", *lines[1:]]
 
 
 class NotDoneYet(CheckFailed):
@@ -79,10 +88,25 @@ def strict_checks() -> Iterator[None]:
         _STRICT_DEPTH -= 1
 
 
-def _report(err: CheckFailed) -> bool:
+_ALSO_FORBIDDEN: list[tuple[Any, str, str]] = []  # (owner, attribute, why), see also_forbidden
+
+
+@contextmanager
+def also_forbidden(pairs: Sequence[tuple[Any, str]], reason: str) -> Iterator[None]:
+    """Within this block, every check also refuses ``owner.attribute`` for each pair while the
+    learner's code runs (``utils.exercises`` refuses a chapter's own reference code this way)."""
+    added = [(owner, attribute, reason) for owner, attribute in pairs]
+    _ALSO_FORBIDDEN.extend(added)
+    try:
+        yield
+    finally:
+        del _ALSO_FORBIDDEN[len(_ALSO_FORBIDDEN) - len(added):]
+
+
+def report(err: CheckFailed) -> bool:
     """Raise ``err`` in strict mode; otherwise print it for the student and return False."""
     if strict():
-        raise err
+        raise err.with_traceback(None)
     if isinstance(err, NotDoneYet):
         print(str(err).splitlines()[0])
     else:
@@ -149,7 +173,7 @@ def check_value(
     try:
         _compare(got, expected, name, hint, atol, rtol)
     except CheckFailed as err:
-        return _report(err)
+        return report(err)
     print(f"{name}: correct.")
     return True
 
@@ -164,12 +188,15 @@ def _forbid(forbidden: Sequence[tuple[Any, str]], name: str,
     """
     saved: list[tuple[Any, str, Any]] = []
     saved_names: list[tuple[str, Any]] = []
-    for owner, attribute in forbidden:
+    pairs = [(owner, attribute, None) for owner, attribute in forbidden] + list(_ALSO_FORBIDDEN)
+    for owner, attribute, why in pairs:
         label = f"{getattr(owner, '__name__', type(owner).__name__)}.{attribute}"
+        message = (f"{name}: your code calls {label}, which a check refuses ({why})" if why else
+                   f"{name}: this exercise asks you to write it without {label}; build it from "
+                   "simpler operations")
 
-        def refuse(*_args: Any, _label: str = label, **_kwargs: Any) -> Any:
-            raise CheckFailed(f"{name}: this exercise asks you to write it without {_label}; "
-                              "build it from simpler operations")
+        def refuse(*_args: Any, _message: str = message, **_kwargs: Any) -> Any:
+            raise CheckFailed(_message)
 
         original = getattr(owner, attribute)
         saved.append((owner, attribute, original))
@@ -232,8 +259,32 @@ def check_function(
     description to a function making that mistake: a wrong answer equal to its output is named.
     A failure raises ``CheckFailed`` under grading and is printed otherwise (see the module's docstring).
     """
+    try:
+        count = verify_function(fn, reference, inputs, name=name, hint=hint, atol=atol, rtol=rtol,
+                                forbidden=forbidden, mistakes=mistakes)
+    except CheckFailed as err:
+        return report(err)
+    print(f"{name}: correct on all {count} test inputs.")
+    return True
+
+
+def verify_function(
+    fn: Callable[..., Any],
+    reference: Callable[..., Any],
+    inputs: Iterable[Sequence[Any]],
+    *,
+    name: str,
+    hint: str | None = None,
+    atol: float = 1e-5,
+    rtol: float = 1e-4,
+    forbidden: Sequence[tuple[Any, str]] = (),
+    mistakes: Mapping[str, Callable[..., Any] | tuple[Callable[..., Any], str]] | None = None,
+) -> int:
+    """``check_function``'s comparisons, raising ``CheckFailed`` at the first miss (in any mode);
+    returns the number of inputs checked. A mistake may come with its own hint, ``(function, hint)``:
+    a diagnosed mistake shows that hint, not the exercise's general one, which may point elsewhere."""
     if not callable(fn):
-        raise TypeError(f"{name}: expected your function, got {_describe(fn)}")
+        _fail(name, f"expected your function here, got a {_describe(fn)}", hint)
     cases = list(inputs)
     if not cases:
         raise ValueError(f"{name}: check_function needs at least one input case")
@@ -241,48 +292,107 @@ def check_function(
         if not hasattr(owner, attribute):
             raise ValueError(f"{name}: cannot forbid {attribute!r}: {owner!r:.60} has no such attribute")
     for description, make_mistake in (mistakes or {}).items():
-        if not callable(make_mistake):
+        if not callable(make_mistake[0] if isinstance(make_mistake, tuple) else make_mistake):
             raise TypeError(f"{name}: the mistake {description!r} needs a function, got "
                             f"{_describe(make_mistake)}")
-    try:
-        _run_cases(fn, reference, cases, name, hint, atol, rtol, forbidden, mistakes or {})
-    except CheckFailed as err:
-        return _report(err)
-    print(f"{name}: correct on all {len(cases)} test inputs.")
-    return True
+    _run_cases(fn, reference, cases, name, hint, atol, rtol, forbidden, mistakes or {})
+    return len(cases)
 
 
 def _run_cases(fn: Callable[..., Any], reference: Callable[..., Any], cases: list[Sequence[Any]],
                name: str, hint: str | None, atol: float, rtol: float,
-               forbidden: Sequence[tuple[Any, str]], mistakes: Mapping[str, Callable[..., Any]]) -> None:
+               forbidden: Sequence[tuple[Any, str]], mistakes: Mapping[str, Any]) -> None:
     """``check_function``'s comparisons; raises ``CheckFailed`` (or ``NotDoneYet``) at the first miss."""
     for i, args in enumerate(cases):
         args = tuple(args)
-        stub = False
-        try:
-            with _forbid(forbidden, name, getattr(fn, "__globals__", None)):
-                got = fn(*args)
-        except NotImplementedError:
-            stub = True  # reported below, outside the handler, so no stub traceback is chained to it
-        except CheckFailed:
-            raise
-        except Exception as err:  # noqa: BLE001 - a student's code may raise anything
-            shapes = ", ".join(_describe(a) for a in args)
-            _fail(name, f"your function raised {type(err).__name__}: {err} (on input {i}: {shapes})",
-                  hint)
-        if stub:
-            _fail(name, "not implemented yet: write your code in place of the `raise "
-                  "NotImplementedError` line in the exercise cell, run that cell, then this one",
-                  hint, NotDoneYet)
+        got = _call_answer(fn, args, name, hint, forbidden,
+                           where=f" (on input {i}: {', '.join(_describe(a) for a in args)})")
         want = reference(*args)
         try:
             _compare(got, want, f"{name} (input {i})", hint, atol, rtol)
         except CheckFailed:
-            mistake = diagnose(got, want, args, mistakes, atol, rtol)
+            functions = {d: m[0] if isinstance(m, tuple) else m for d, m in mistakes.items()}
+            mistake = diagnose(got, want, args, functions, atol, rtol)
             if mistake is None:
                 raise
+            own = mistakes[mistake]
             _fail(name, f"this looks like {mistake} (on input {i} your answer equals what that "
-                  "mistake gives)", hint)
+                  "mistake gives)", own[1] if isinstance(own, tuple) else None)
+
+
+def _call_answer(fn: Callable[..., Any], args: Sequence[Any], name: str, hint: str | None,
+                 forbidden: Sequence[tuple[Any, str]] = (), where: str = "") -> Any:
+    """Call the learner's ``fn(*args)`` with the forbidden routes refused; a stub is "not done yet"."""
+    if not callable(fn):
+        _fail(name, f"expected your function here, got a {_describe(fn)}", hint)
+    stub = False
+    try:
+        with _forbid(forbidden, name, getattr(fn, "__globals__", None)):
+            got = fn(*args)
+    except NotImplementedError:
+        stub = True
+    except CheckFailed:
+        raise
+    except Exception as err:  # noqa: BLE001 - a student's code may raise anything
+        _fail(name, f"your function raised {type(err).__name__}: {err}{where}", hint)
+    if stub:  # reported here, outside the handler, so no stub traceback is chained to it
+        _fail(name, "not implemented yet: write your code in place of the `raise "
+              "NotImplementedError` line in the exercise cell, run that cell, then this one",
+              hint, NotDoneYet)
+    return got
+
+
+def _form_of(value: Any, form: type | tuple) -> bool:
+    """Whether ``value`` has the ``form`` of a prediction: a type, or a tuple of forms."""
+    if isinstance(form, tuple):
+        return isinstance(value, (tuple, list)) and len(value) == len(form) and all(
+            _form_of(v, f) for v, f in zip(value, form, strict=True))
+    if form is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if form is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    return isinstance(value, form)
+
+
+def _form_name(form: type | tuple) -> str:
+    if isinstance(form, tuple):
+        return "(" + ", ".join(_form_name(f) for f in form) + ")"
+    return form.__name__
+
+
+def verify_prediction(
+    fn: Callable[[], Any], *, name: str, form: type | tuple, measure: Callable[[], Any],
+    labels: Sequence[str], misconceptions: Mapping[int, str] | None = None,
+    atol: float = 0.01, hint: str | None = None,
+) -> None:
+    """A prediction exercise: ``fn()`` returns the learner's predictions, written before running.
+
+    It passes when the predictions are written in the right ``form`` (e.g. ``(bool, bool, float)``),
+    right or wrong: predictions earn credit for being made, not for being right. Only then does
+    ``measure()`` run the experiment, and each prediction is shown next to what was measured, a wrong
+    one with the misconception it reveals (``misconceptions[i]``, item ``i`` counted from 0).
+    """
+    predicted = _call_answer(fn, (), name, hint)
+    if not _form_of(predicted, form):
+        _fail(name, f"write your predictions as {_form_name(form)}; got {_describe(predicted)}", hint)
+    measured = measure()
+    items = list(predicted) if isinstance(form, tuple) else [predicted]
+    truths = list(measured) if isinstance(form, tuple) else [measured]
+    lines = [f"{name}: your predictions are recorded (full marks for writing them). The experiment:"]
+    for i, (label, said, truth) in enumerate(zip(labels, items, truths, strict=True)):
+        right = _same(said, truth, atol, 0.0) if isinstance(truth, float) else said == truth
+        shown = f"{truth:.3g}" if isinstance(truth, float) else repr(truth)
+        verdict = "as you predicted" if right else (
+            f"not what you predicted ({said!r}): this is {misconceptions[i]}"
+            if misconceptions and i in misconceptions else f"not what you predicted ({said!r})")
+        lines.append(f"  {i + 1}. {label}: {shown}, {verdict}")
+    print("\n".join(lines))
+
+
+def verify_value(got: Any, expected: Any, *, name: str, hint: str | None = None,
+                 atol: float = 1e-5, rtol: float = 1e-4) -> None:
+    """``check_value``'s comparison, raising ``CheckFailed`` on a miss in any mode."""
+    _compare(got, expected, name, hint, atol, rtol)
 
 
 # ---------------------------------------------------------------------------------------------------

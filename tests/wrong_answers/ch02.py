@@ -4,13 +4,13 @@ from tests.wrong_answers import Wrong
 from utils.checks import MISTAKES
 
 WRONG = [
-    Wrong("Exercise 2.1", "a shift of every key changing the weights (it adds the same q . c "
-          "to every score, and the softmax ignores a shift shared by all scores)", '''
+    Wrong("Exercise 2.1", "the belief that shifting every key changes the weights (it adds the "
+          "same q . u to every score, and the softmax ignores a shift shared by all scores)", '''
 def my_predictions():
     return False, False, 0.25
 '''),
-    Wrong("Exercise 2.1", "a zero query giving no weight at all (four equal scores share the "
-          "weight equally)", '''
+    Wrong("Exercise 2.1", "the belief that a zero query gives no weight at all (four equal "
+          "scores share the weight equally)", '''
 def my_predictions():
     return True, False, 0.0
 '''),
