@@ -19,6 +19,7 @@ source notebooks, and grading. ``python -m classroom --help`` lists the commands
 
 from classroom.edition import (
     RAW_MYST,
+    answer_cells,
     chapter_notebooks,
     converted_cells,
     make_student,
@@ -37,6 +38,7 @@ from classroom.exercises import (
     find_exercises,
     gate_problems,
     is_lab_solution,
+    registry_entry,
     solution_lines,
 )
 from classroom.grading import Grade, find_submissions, grade_all, grade_notebook, submission_of
@@ -67,5 +69,5 @@ __all__ = [
     "find_exercises", "gate_problems", "grade_notebook", "make_student", "notebook_context",
     "notebook_imports", "outcome_problems", "run_exercise", "run_exercise_both",
     "run_exercises_in_kernel", "run_with_answer", "slice_cells", "solution_lines", "verify_student",
-    "write_student_edition",
+    "write_student_edition", "answer_cells", "registry_entry",
 ]

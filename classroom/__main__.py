@@ -4,6 +4,9 @@
     python -m classroom student --out student --verify   # ... then check it (see below)
     python -m classroom check                            # check, writing nothing
     python -m classroom grade SUBMISSIONS --csv grades.csv   # run submissions, grade each exercise
+    python -m classroom grade SUBMISSIONS --roster roster.csv  # ... with 0 for work not handed in
+    python -m classroom nbgrader COMMAND ...             # nbgrader in student/nbgrader, set up for it
+    python -m classroom nbgrader checkpoints ASSIGNMENT  # keep the reference run's trained models
 
 ``student`` writes the student edition (``make student``) and, in ``student/nbgrader/``, the same
 chapters as an nbgrader course (``classroom.nbgrader_course``; its README says how a teacher uses it).
@@ -43,7 +46,9 @@ import sys
 from pathlib import Path
 
 from classroom.edition import write_student_edition
-from classroom.grading import grade_all, report, write_csv
+from classroom.grading import grade_all, read_roster, report, with_missing_work, write_csv
+from classroom.hub import DEFAULT_COURSE
+from classroom.hub import main as hub_main
 from classroom.nbgrader_course import write_nbgrader_course
 from classroom.running import check
 
@@ -69,13 +74,36 @@ def main(argv: list[str] | None = None) -> int:
     grader.add_argument("--csv", default=None, help="also write one row per exercise to this CSV file")
     grader.add_argument("--chapters", default="chapters", help="the full notebooks (for the points)")
     grader.add_argument("--timeout", type=int, default=1800, help="seconds a cell may run")
+    grader.add_argument("--roster", default=None,
+                        help="the class: a CSV of student ids (or nbgrader's gradebook.db); work "
+                             "not handed in scores 0 per exercise")
+    grader.add_argument("--assignments", nargs="*", default=None,
+                        help="notebooks assigned (e.g. 08_transformer_decoder), also when nobody "
+                             "submitted them; default: every notebook anyone submitted")
+    grader.add_argument("--checkpoints", default=None,
+                        help="a folder of kept training runs, one subfolder per notebook (written by "
+                             "`python -m classroom nbgrader checkpoints`): load them, do not train")
+    hub = sub.add_parser("nbgrader", help="run an nbgrader command in the course folder, set up for it "
+                         "(PATH, threads, the kept training runs); or `checkpoints ASSIGNMENT`")
+    hub.add_argument("--course", default=str(DEFAULT_COURSE),
+                     help=f"the nbgrader course folder (default: {DEFAULT_COURSE})")
+    hub.add_argument("nbgrader_args", nargs=argparse.REMAINDER, help="nbgrader's command and arguments")
     args = parser.parse_args(argv)
+    if args.command == "nbgrader":
+        return hub_main(args.nbgrader_args, Path(args.course))
     if args.command == "grade":
         missing = [name for name in args.submissions if not Path(name).exists()]
         if missing:
             print("No such file or folder:", " ".join(missing))
             return 2
-        rows = grade_all(args.submissions, args.chapters, args.timeout)
+        rows = grade_all(args.submissions, args.chapters, args.timeout, args.checkpoints)
+        if args.roster or args.assignments:
+            try:
+                roster = read_roster(args.roster) if args.roster else []
+            except FileNotFoundError as err:
+                print(err)
+                return 2
+            rows = with_missing_work(rows, roster, args.chapters, args.assignments)
         if not rows:
             print("No graded exercise found in", " ".join(args.submissions))
             return 1

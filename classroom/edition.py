@@ -31,7 +31,9 @@ def converted_cells(nb: nbformat.NotebookNode, path: str | Path = "notebook",
     Gone: the markdown of every solution gate ({solution-start} to {solution-end}) and, unless
     ``lab_solutions``, the cells tagged ``lab-solution``. Solution code is left as it is.
     """
-    names = {ex.label: ex.name for ex in find_exercises(nb, path) if ex.label}
+    exercises = find_exercises(nb, path)
+    names = {ex.label: ex.name for ex in exercises if ex.label}
+    answers = answer_cells(nb, exercises)
     kept = []
     in_gate = False
     for i, original in enumerate(nb.cells):
@@ -42,6 +44,10 @@ def converted_cells(nb: nbformat.NotebookNode, path: str | Path = "notebook",
             if in_gate:
                 if _SOLUTION_END.search(cell.source):
                     in_gate = False
+                if i in answers:  # an open question's answer: the editions turn it into an answer cell
+                    cell.source = myst_to_markdown(cell.source, names)
+                    cell.metadata["course_answer"] = answers[i]
+                    kept.append((i, cell))
                 continue
             cell.source = myst_to_markdown(cell.source, names)
         elif cell.cell_type == "code":
@@ -53,14 +59,55 @@ def converted_cells(nb: nbformat.NotebookNode, path: str | Path = "notebook",
     return kept
 
 
+ANSWER_PROMPT = "*Write your answer here.*"
+
+
+def answer_cells(nb: nbformat.NotebookNode, exercises: list | None = None) -> dict[int, dict]:
+    """{cell index: {"exercise": "2.2", "question": k}} for each "**Answer.**" markdown cell inside the
+    solution of a registered exercise with open questions (the k-th such cell answers question k)."""
+    found: dict[int, dict] = {}
+    for ex in exercises if exercises is not None else find_exercises(nb):
+        entry = ex.registered
+        if entry is None or not entry.questions or not ex.solution_cells:
+            continue
+        start = max(i for i in range(min(ex.solution_cells) + 1) if nb.cells[i].cell_type == "markdown"
+                    and _SOLUTION_START.search(nb.cells[i].source))
+        k = 0
+        for i in range(start + 1, len(nb.cells)):
+            cell = nb.cells[i]
+            if cell.cell_type == "markdown" and _SOLUTION_END.search(cell.source):
+                break
+            if cell.cell_type == "markdown" and cell.source.lstrip().startswith("**Answer.**") \
+                    and k < len(entry.questions):
+                found[i] = {"exercise": entry.number, "question": k}
+                k += 1
+    return found
+
+
+def answer_prompt(entry, k: int) -> nbformat.NotebookNode:
+    """The markdown cell that asks open question ``k`` of a registered exercise; the answer cell (the
+    learner's to write) follows it."""
+    question = entry.questions[k]
+    worth = f"{question.points} point" + ("s" if question.points != 1 else "")
+    return nbformat.v4.new_markdown_cell(
+        f"**{entry.name}, question {k + 1}** ({worth}, graded by hand): {question.prompt} "
+        "Write your answer in the cell below.")
+
+
 def make_student(nb: nbformat.NotebookNode, path: str | Path = "notebook") -> nbformat.NotebookNode:
     """Return the student edition of a chapter notebook (the input is left unchanged)."""
+    from utils.exercises import get
+
     name_of = {i: ex.name for ex in find_exercises(nb, path) for i in ex.solution_cells}
     student = copy.deepcopy(nb)
     student.cells = []
     for i, cell in converted_cells(nb, path):
         if cell.cell_type == "code" and (BEGIN in cell.source or END in cell.source):
             cell.source = clear_solution(cell.source, name_of.get(i, f"{path} cell {i}"))
+        answer = cell.metadata.pop("course_answer", None)
+        if answer is not None:
+            student.cells.append(answer_prompt(get(answer["exercise"]), answer["question"]))
+            cell.source = ANSWER_PROMPT
         student.cells.append(cell)
     return student
 

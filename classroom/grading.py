@@ -98,7 +98,8 @@ def read_verdicts(nb: nbformat.NotebookNode, points: dict[str, int]) -> list[Gra
 
 
 def grade_notebook(path: str | Path, timeout: int = 1800,
-                   chapters: str | Path | None = "chapters") -> list[Grade]:
+                   chapters: str | Path | None = "chapters",
+                   checkpoints: str | Path | None = None) -> list[Grade]:
     """Run a student's notebook top to bottom (checks strict, errors allowed) and grade each exercise.
 
     Points come from ``chapters/<notebook>.ipynb`` when there is one, else from the submission itself.
@@ -113,6 +114,8 @@ def grade_notebook(path: str | Path, timeout: int = 1800,
     if reference is not None and reference.exists():
         points.update(points_by_name(nbformat.read(reference, as_version=4), reference))
     env = {**os.environ, "COURSE_CHECKS": "strict"}  # the kernel's: a failed check raises
+    if checkpoints is not None:
+        env["COURSE_CHECKPOINTS"] = str(Path(checkpoints).resolve())
     client = NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=True,
                             startup_timeout=KERNEL_START_S,
                             resources={"metadata": {"path": str(path.parent.resolve())}})
@@ -147,10 +150,63 @@ def find_submissions(paths: list[str | Path]) -> list[tuple[str, str, Path]]:
 
 
 def grade_all(paths: list[str | Path], chapters: str | Path | None = "chapters",
-              timeout: int = 1800) -> list[tuple[str, str, Grade]]:
-    """Grade every submission; (student, notebook, grade) per exercise."""
+              timeout: int = 1800, checkpoints: str | Path | None = None) -> list[tuple[str, str, Grade]]:
+    """Grade every submission; (student, notebook, grade) per exercise. ``checkpoints``: a folder with
+    one subfolder of kept training runs per notebook (``utils.checkpoints``), loaded instead of training."""
     return [(student, notebook, grade) for student, notebook, path in find_submissions(paths)
-            for grade in grade_notebook(path, timeout, chapters)]
+            for grade in grade_notebook(path, timeout, chapters,
+                                        Path(checkpoints) / notebook if checkpoints else None)]
+
+
+NOT_SUBMITTED = "not submitted"
+
+
+def read_roster(path: str | Path) -> list[str]:
+    """The students of a class: a CSV roster (the column ``student``, ``id``, ``username`` or
+    ``email``, else the first column; a header row is recognised by one of those names), or nbgrader's
+    gradebook (``gradebook.db``: every student it knows)."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"no roster at {path}: give a CSV with one student id per row, or "
+                                "nbgrader's gradebook.db")
+    if path.suffix == ".db":
+        from nbgrader.api import Gradebook
+
+        with Gradebook(f"sqlite:///{path.resolve()}") as gradebook:
+            return sorted(student.id for student in gradebook.students)
+    with open(path, newline="", encoding="utf-8-sig") as handle:
+        rows = [row for row in csv.reader(handle) if row and any(cell.strip() for cell in row)]
+    if not rows:
+        return []
+    header = [cell.strip().lower() for cell in rows[0]]
+    column = next((header.index(name) for name in ("student", "id", "username", "email")
+                   if name in header), None)
+    body = rows[1:] if column is not None else rows
+    return list(dict.fromkeys(row[column or 0].strip() for row in body if len(row) > (column or 0)))
+
+
+def with_missing_work(rows: list[tuple[str, str, Grade]], roster: list[str],
+                      chapters: str | Path = "chapters",
+                      notebooks: list[str] | None = None) -> list[tuple[str, str, Grade]]:
+    """``rows`` plus, for every student of ``roster`` and every notebook assigned (``notebooks``, or
+    every notebook anyone submitted) that the student did not hand in, each exercise at 0 points."""
+    assigned = list(dict.fromkeys([*(notebooks or []), *(r[1] for r in rows)]))
+    handed_in = {(student, notebook) for student, notebook, _ in rows}
+    points_of: dict[str, dict[str, int]] = {}
+    for notebook in assigned:
+        reference = Path(chapters) / f"{notebook}.ipynb"
+        if reference.is_file():
+            points_of[notebook] = points_by_name(nbformat.read(reference, as_version=4), reference)
+        else:  # not a chapter: the exercises someone's submission showed
+            points_of[notebook] = {g.exercise: g.max_points for _, n, g in rows if n == notebook}
+    out = list(rows)
+    for student in [*roster, *(s for s in dict.fromkeys(r[0] for r in rows) if s not in roster)]:
+        for notebook in assigned:
+            if (student, notebook) not in handed_in:
+                out += [(student, notebook, Grade(name, 0, worth, False, NOT_SUBMITTED))
+                        for name, worth in points_of[notebook].items()]
+    order = {student: k for k, student in enumerate([*roster, *(r[0] for r in rows)])}
+    return sorted(out, key=lambda row: (order.get(row[0], len(order)), assigned.index(row[1])))
 
 
 def report(rows: list[tuple[str, str, Grade]]) -> str:

@@ -17,8 +17,9 @@ from pathlib import Path
 
 import nbformat
 
-from classroom.edition import chapter_notebooks, converted_cells
+from classroom.edition import answer_prompt, chapter_notebooks, converted_cells
 from classroom.exercises import BEGIN, find_exercises
+from utils.exercises import get
 
 SCHEMA_VERSION = 3
 CODE_STUB = '# YOUR CODE HERE\nraise NotImplementedError("write your solution here")'
@@ -89,17 +90,47 @@ def nbgrader_notebook(nb: nbformat.NotebookNode, path: str | Path = "notebook",
             roles[ex.check_cell] = _meta(ex.grade_id, grade=True, locked=True, points=ex.points)
         if ex.text_cell is not None:
             roles[ex.text_cell] = _meta(f"{ex.grade_id}-text", locked=True)
+    registered = {ex.check_cell: ex.registered for ex in exercises if ex.registered is not None}
     out = copy.deepcopy(nb)
     out.cells = []
     for i, cell in converted_cells(nb, path, lab_solutions=lab_solutions):
         if i not in roles and cell.cell_type == "code" and BEGIN in cell.source:
             roles[i] = _meta(f"solution-cell-{i}", solution=True)  # markers outside any exercise
+        answer = cell.metadata.pop("course_answer", None)
+        if answer is not None:  # an open question: its locked prompt, then the answer graded by hand
+            entry = get(answer["exercise"])
+            k = answer["question"]
+            prompt = answer_prompt(entry, k)
+            prompt.metadata["nbgrader"] = _meta(f"{entry.grade_id}-question-{k + 1}", locked=True)
+            out.cells.append(prompt)
+            roles[i] = _meta(f"{entry.grade_id}-answer-{k + 1}", solution=True, grade=True,
+                             points=entry.questions[k].points)
+        if i in registered:
+            cell.source = with_hidden_tests(cell.source)
         if i in roles:
             cell.metadata["nbgrader"] = roles[i]
         else:
             cell.metadata.pop("nbgrader", None)
         out.cells.append(cell)
     return out
+
+
+HIDDEN_BEGIN, HIDDEN_END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
+
+
+def with_hidden_tests(source: str) -> str:
+    """A registered check cell with nbgrader's hidden tests appended: the same call with
+    ``hidden=True`` (other inputs), which nbgrader removes from the release and runs when grading."""
+    import ast
+
+    calls = [node for node in ast.walk(ast.parse(source)) if isinstance(node, ast.Call)
+             and getattr(node.func, "id", None) == "check"]
+    if len(calls) != 1:
+        raise ValueError(f"a registered check cell makes one check(...) call; this one makes "
+                         f"{len(calls)}:\n{source}")
+    call = calls[0]
+    call.keywords.append(ast.keyword("hidden", ast.Constant(True)))
+    return f"{source.rstrip()}\n{HIDDEN_BEGIN}\n{ast.unparse(call)}\n{HIDDEN_END}"
 
 
 def write_nbgrader_course(chapters: str | Path, out: str | Path) -> list[Path]:

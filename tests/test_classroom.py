@@ -486,3 +486,54 @@ def test_exercise_check_fails_on_stub_and_passes_on_solution(path, number):
                       stacklevel=1)
     assert classroom.outcome_problems(outcome) == []
     assert issubclass(CheckFailed, AssertionError)
+
+
+def test_read_roster_takes_a_csv_column_or_the_first_column(tmp_path):
+    from classroom.grading import read_roster
+
+    (tmp_path / "canvas.csv").write_text("Name,Student,Section\nAda L,ada,1\nBob K,bob,2\n\n")
+    (tmp_path / "plain.csv").write_text("ada\nbob\nada\n")
+    assert read_roster(tmp_path / "canvas.csv") == ["ada", "bob"]
+    assert read_roster(tmp_path / "plain.csv") == ["ada", "bob"]
+    with pytest.raises(FileNotFoundError, match="no roster at"):
+        read_roster(tmp_path / "missing.csv")
+
+
+def test_work_not_handed_in_scores_zero_per_exercise(tmp_path):
+    from classroom.grading import NOT_SUBMITTED, Grade, with_missing_work
+
+    chapters = tmp_path / "chapters"
+    chapters.mkdir()
+    nbformat.write(toy_notebook(), chapters / "07_toy.ipynb")
+    rows = [("alice", "07_toy", Grade("Exercise 7.1", 2, 2, True, "correct")),
+            ("alice", "07_toy", Grade("Exercise 7.2", 1, 1, True, "correct"))]
+    out = with_missing_work(rows, ["alice", "bob"], chapters, ["07_toy"])
+    bob = [(n, g.exercise, g.points, g.max_points, g.diagnosis) for s, n, g in out if s == "bob"]
+    assert bob == [("07_toy", "Exercise 7.1", 0, 2, NOT_SUBMITTED),
+                   ("07_toy", "Exercise 7.2", 0, 1, NOT_SUBMITTED)]
+    report = classroom.grading.report(out)
+    assert "alice: 3/3" in report and "bob: 0/3" in report
+
+
+def test_grade_with_a_roster_writes_zeros_for_missing_work(tmp_path, monkeypatch, capsys):
+    import csv
+
+    from classroom.grading import Grade
+
+    chapters = tmp_path / "chapters"
+    chapters.mkdir()
+    nbformat.write(toy_notebook(), chapters / "07_toy.ipynb")
+    submitted = tmp_path / "submitted" / "alice" / "07_toy"
+    submitted.mkdir(parents=True)
+    nbformat.write(_submission(), submitted / "07_toy.ipynb")
+    (tmp_path / "roster.csv").write_text("student\nalice\nbob\n")
+    monkeypatch.setattr(cli, "grade_all", lambda *args: [
+        ("alice", "07_toy", Grade("Exercise 7.1", 2, 2, True, "correct")),
+        ("alice", "07_toy", Grade("Exercise 7.2", 0, 1, False, "not implemented yet"))])
+    target = tmp_path / "grades.csv"
+    assert cli.main(["grade", str(tmp_path / "submitted"), "--roster", str(tmp_path / "roster.csv"),
+                     "--chapters", str(chapters), "--csv", str(target)]) == 0
+    assert "bob: 0/3" in capsys.readouterr().out
+    rows = list(csv.DictReader(target.open()))
+    assert [(r["student"], r["exercise"], r["points"], r["diagnosis"]) for r in rows if r["student"] == "bob"] \
+        == [("bob", "Exercise 7.1", "0", "not submitted"), ("bob", "Exercise 7.2", "0", "not submitted")]

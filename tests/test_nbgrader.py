@@ -16,9 +16,11 @@ runs twice for the same check).
 
 from __future__ import annotations
 
+import copy
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -36,15 +38,26 @@ CHAPTERS = classroom.chapter_notebooks(REPO_ROOT / "chapters")
 # The chapters whose untouched release is autograded too: the quick ones (each runs in seconds), one of
 # them with a hidden-input check cell in every exercise pattern the course uses.
 UNTOUCHED = ("00_getting_started", "02_soft_lookup", "04_self_attention", "07_transformer_encoder")
+# The chapters graded with mistaken and copying submissions too, in every run: an early chapter, a late
+# one and a lab; every chapter with COURSE_NBGRADER_ALL=1 (the weekly workflow).
+COPY_GRADED = ("02_soft_lookup", "08_transformer_decoder", "10_lab_find_the_bug")
+GRADING_SECONDS: dict[str, float] = {}  # seconds per non-reference submission, measured by autograde
 
 
-def nbgrader(course: Path, *args: str, timeout: int = 3600) -> str:
-    """Run an nbgrader command in the course folder (its nbgrader_config.py sets the root)."""
-    env = {k: v for k, v in os.environ.items() if k not in ("COURSE_CHECKS", "NBGRADER_EXECUTION")}
-    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"  # nbgrader runs alembic
+def nbgrader(course: Path, *args: str, timeout: int = 3600, write_checkpoints: bool = False) -> str:
+    """Run an nbgrader command through the course's wrapper (``python -m classroom nbgrader``), which
+    puts alembic on PATH and, for autograde, loads the assignment's kept training runs; with
+    ``write_checkpoints`` the runs are trained and kept (the reference submission)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("COURSE_CHECKS", "NBGRADER_EXECUTION",
+                                                            "COURSE_CHECKPOINTS_WRITE")}
+    env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep)
+                                  if Path(p).resolve() != Path(sys.executable).parent.resolve())
     env["OMP_NUM_THREADS"] = "1"
-    result = subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=course, env=env,
-                            capture_output=True, text=True, timeout=timeout)
+    if write_checkpoints:
+        env["COURSE_CHECKPOINTS_WRITE"] = "1"
+    result = subprocess.run([sys.executable, "-m", "classroom", "nbgrader", "--course", str(course),
+                             *args], cwd=REPO_ROOT, env=env, capture_output=True, text=True,
+                            timeout=timeout)
     log = result.stdout + result.stderr
     assert result.returncode == 0 and "| ERROR]" not in log, (
         f"nbgrader {' '.join(args)} failed:\n{log[-6000:]}")
@@ -59,21 +72,76 @@ def generate(course: Path, assignment: str) -> nbformat.NotebookNode:
     return nbformat.read(release, as_version=4)
 
 
-def autograde(course: Path, full: nbformat.NotebookNode, path: Path) -> dict[str, dict[str, tuple]]:
-    """Submit ``reference`` (and ``untouched`` in UNTOUCHED chapters), autograde; {student: {grade_id:
-    (score, max)}}."""
+def answered(reference: nbformat.NotebookNode, answers: dict[str, str]) -> nbformat.NotebookNode:
+    """The reference submission with the exercises of ``answers`` ({"ex-2-2": code}) answered by that
+    code instead: it replaces the exercise's first solution cell, and its other solution cells go."""
+    nb = copy.deepcopy(reference)
+    for grade_id, code in answers.items():
+        cells = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id", "").startswith(
+            f"{grade_id}-solution")]
+        for k, cell in enumerate(cells):
+            cell.source = code if k == 0 else "pass"
+    return nb
+
+
+def graded_submissions(full: nbformat.NotebookNode, path: Path) -> dict[str, tuple[dict, str]]:
+    """{student: ({grade_id: code}, what the check must say)} for a chapter of COPY_GRADED: a mistaken
+    submission (each exercise's first named wrong answer) and copying ones (copier-k holds the k-th
+    copy of every exercise, tests/copy_attempts)."""
+    import importlib
+
+    exercises = {ex.name: ex for ex in classroom.find_exercises(full, path)}
+    chapter = path.name[:2]
+    out: dict[str, tuple[dict, str]] = {}
+    try:
+        wrong = importlib.import_module(f"tests.wrong_answers.ch{chapter}").WRONG
+    except ModuleNotFoundError:
+        wrong = []
+    mistaken = {}
+    for answer in wrong:
+        ex = exercises[answer.exercise]
+        if ex.registered is not None and ex.registered.kind != "prediction":
+            mistaken.setdefault(ex.grade_id, (answer.code, answer.mistake))
+    if mistaken:
+        out["mistaken"] = ({gid: code for gid, (code, _) in mistaken.items()},
+                           {gid: mistake for gid, (_, mistake) in mistaken.items()})
+    try:
+        copies = importlib.import_module(f"tests.copy_attempts.ch{chapter}").COPIES
+    except ModuleNotFoundError:
+        copies = []
+    by_exercise: dict[str, list[str]] = {}
+    for attempt in copies:
+        by_exercise.setdefault(exercises[attempt.exercise].grade_id, []).append(attempt.code)
+    for k in range(max((len(v) for v in by_exercise.values()), default=0)):
+        out[f"copier-{k + 1}"] = ({gid: codes[k] for gid, codes in by_exercise.items() if k < len(codes)},
+                                  {})
+    return out
+
+
+def autograde(course: Path, full: nbformat.NotebookNode, path: Path,
+              extra: dict[str, tuple[dict, object]] | None = None) -> dict[str, dict[str, tuple]]:
+    """Submit ``reference`` (and ``untouched`` in UNTOUCHED chapters, and ``extra``), autograde;
+    {student: {grade_id: (score, max)}}. The reference is graded first, training every model and
+    keeping the runs; the other submissions then load them (the course's fast grading)."""
     from nbgrader.api import Gradebook
 
     assignment = path.stem
     release = generate(course, assignment)  # also registers the assignment in the gradebook
-    submissions = {"reference": classroom.nbgrader_notebook(full, path, lab_solutions=True)}
+    reference = classroom.nbgrader_notebook(full, path, lab_solutions=True)
+    submissions = {"reference": reference}
     if assignment in UNTOUCHED or assignment not in {p.stem for p in CHAPTERS}:
         submissions["untouched"] = release
+    for student, (answers, _) in (extra or {}).items():
+        submissions[student] = answered(reference, answers)
     for student, nb in submissions.items():
         target = course / "submitted" / student / assignment / f"{assignment}.ipynb"
         target.parent.mkdir(parents=True, exist_ok=True)
         nbformat.write(nb, target)
-    nbgrader(course, "autograde", assignment, "--force")
+    nbgrader(course, "autograde", assignment, "--force", "--student", "reference", write_checkpoints=True)
+    if len(submissions) > 1:
+        start = time.perf_counter()
+        nbgrader(course, "autograde", assignment)  # the others, loading the kept runs
+        GRADING_SECONDS[assignment] = (time.perf_counter() - start) / (len(submissions) - 1)
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
         return {student: {grade.name: (grade.score, grade.max_score) for grade in
                           gradebook.find_submission_notebook(assignment, assignment, student).grades}
@@ -81,14 +149,34 @@ def autograde(course: Path, full: nbformat.NotebookNode, path: Path) -> dict[str
 
 
 def expected_points(full: nbformat.NotebookNode, path: Path) -> dict[str, int]:
+    """The autograded cells' points: each exercise's check cell."""
     return {ex.grade_id: ex.points for ex in classroom.find_exercises(full, path)
             if ex.check_cell is not None}
 
 
-def assert_full_and_zero(scores: dict[str, dict[str, tuple]], points: dict[str, int]) -> None:
-    assert scores["reference"] == {gid: (p, p) for gid, p in points.items()}, "reference lost points"
+def manual_points(full: nbformat.NotebookNode, path: Path) -> dict[str, int]:
+    """The cells graded by hand: each open question's answer cell (registered exercises)."""
+    points = {}
+    for answer in classroom.answer_cells(full, classroom.find_exercises(full, path)).values():
+        entry = classroom.registry_entry(answer["exercise"])
+        k = answer["question"]
+        points[f"{entry.grade_id}-answer-{k + 1}"] = entry.questions[k].points
+    return points
+
+
+def assert_full_and_zero(scores: dict[str, dict[str, tuple]], points: dict[str, int],
+                         manual: dict[str, int] | None = None) -> None:
+    """Full auto points for the reference, none for the untouched release; the open questions are
+    there with their points, waiting for a grader (no score before one)."""
+    manual = manual or {}
+    auto = {student: {gid: s for gid, s in grades.items() if gid not in manual}
+            for student, grades in scores.items()}
+    assert auto["reference"] == {gid: (p, p) for gid, p in points.items()}, "reference lost points"
     if "untouched" in scores:
-        assert scores["untouched"] == {gid: (0, p) for gid, p in points.items()}, "untouched earned points"
+        assert auto["untouched"] == {gid: (0, p) for gid, p in points.items()}, "untouched earned points"
+    for student, grades in scores.items():
+        assert {gid: s[1] for gid, s in grades.items() if gid in manual} == manual, (
+            f"{student}: the open questions' cells are not graded by hand with their points")
 
 
 def test_toy_course_end_to_end(tmp_path):
@@ -128,7 +216,10 @@ def test_generate_assignment_accepts_every_chapter(path, course):
     release = generate(course, path.stem)
     assert classroom.verify_student(full, release) == []
     graded = [c for c in release.cells if c.metadata.get("nbgrader", {}).get("grade")]
-    assert len(graded) == len(expected_points(full, path)) >= 3
+    assert len(graded) == len(expected_points(full, path)) + len(manual_points(full, path))
+    assert len(expected_points(full, path)) >= 3
+    hidden = [c for c in release.cells if "BEGIN HIDDEN TESTS" in c.source or "hidden=True" in c.source]
+    assert not hidden, f"{path.name}: the release shows the hidden tests"
 
 
 def cell_errors(course: Path, student: str, assignment: str) -> list[tuple[int, bool, str]]:
@@ -146,8 +237,28 @@ def test_autograde_gives_reference_full_points_and_untouched_zero(path, course):
     in the reference submission no cell may raise, which is what ``pytest --nbval-lax`` checks; in the
     untouched release only the graded check cells may (Run All reaches the end under grading too)."""
     full = nbformat.read(path, as_version=4)
-    assert_full_and_zero(autograde(course, full, path), expected_points(full, path))
+    graded = path.stem in COPY_GRADED or os.environ.get("COURSE_NBGRADER_ALL")
+    extra = graded_submissions(full, path) if graded else {}
+    scores = autograde(course, full, path, extra)
+    assert_full_and_zero({s: g for s, g in scores.items() if s not in extra}, expected_points(full, path),
+                         manual_points(full, path))
     assert cell_errors(course, "reference", path.stem) == [], f"{path.name}: a cell raised"
+    for student, (answers, mistakes) in extra.items():
+        earned = {gid: scores[student][gid] for gid in answers if scores[student][gid][0]}
+        assert not earned, f"{path.name}: {student} earned points for {earned}"
+        errors = {i: e for i, _, e in cell_errors(course, student, path.stem)}
+        for gid, mistake in mistakes.items():  # the diagnosis is the first line of the feedback
+            first = first_feedback_line(course, student, path.stem, gid)
+            assert first.startswith("CheckFailed: Exercise") and f"this looks like {mistake}" in first, (
+                f"{path.name}: {student}'s feedback for {gid} starts {first!r}; errors: {errors}")
+    if path.stem in GRADING_SECONDS:
+        print(f"{path.stem}: {GRADING_SECONDS[path.stem]:.1f} s per graded submission")
+    if extra and path.stem == "08_transformer_decoder":  # the other submissions trained nothing
+        student = next(iter(extra))
+        printed = "\n".join(out.get("text", "") for cell in nbformat.read(
+            course / "autograded" / student / path.stem / f"{path.stem}.ipynb", as_version=4).cells
+            if cell.cell_type == "code" for out in cell.get("outputs", []))
+        assert printed.count("loaded from") >= 2, f"{student}'s grading trained the chapter's models"
     from tests.test_book import record_glue  # for the comparison of the runs' glued numbers
 
     record_glue("reference", path, nbformat.read(
@@ -159,3 +270,14 @@ def test_autograde_gives_reference_full_points_and_untouched_zero(path, course):
 
 def test_untouched_chapters_exist():
     assert set(UNTOUCHED) <= {p.stem for p in CHAPTERS}
+
+
+def first_feedback_line(course: Path, student: str, assignment: str, grade_id: str) -> str:
+    """The first line of the error a check cell shows in the autograded notebook (what nbgrader's
+    feedback shows the learner)."""
+    graded = nbformat.read(course / "autograded" / student / assignment / f"{assignment}.ipynb",
+                           as_version=4)
+    cell = next(c for c in graded.cells if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id)
+    errors = [out for out in cell.get("outputs", []) if out.output_type == "error"]
+    return errors[0].traceback[0] if errors and errors[0].traceback else ""
+

@@ -398,6 +398,14 @@ def verify_value(got: Any, expected: Any, *, name: str, hint: str | None = None,
 # ---------------------------------------------------------------------------------------------------
 # The chapters' own results (trained accuracies, gaps between models)
 # ---------------------------------------------------------------------------------------------------
+class Measured(float):
+    """The value ``check_result`` returns: a plain ``float`` that a cell ending with ``check_result(...)``
+    does not echo under its verdict line (no stray ``0.7818181818181819``)."""
+
+    def _ipython_display_(self) -> None:
+        pass
+
+
 class ResultOutOfRange(AssertionError):
     """Raised when a chapter's measured result misses the range the chapter promises."""
 
@@ -436,4 +444,4 @@ def check_result(name: str, value: float, *, at_least: float | None = None,
             "utils.runtime.environment_report() (results move slightly with the processor and the "
             "number of CPU threads, and the chapter is meant to hold on any of them)."
         )
-    return value
+    return Measured(value)

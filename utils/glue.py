@@ -40,6 +40,15 @@ def _as_text(value: object, fmt: str) -> str:
                      "so the prose shows as many digits as the measurement supports")
 
 
+class Glued(str):
+    """The text ``glue`` returns: a plain ``str`` that a notebook cell ending with ``glue(...)`` does not
+    echo (IPython's display hook shows nothing for an object whose ``_ipython_display_`` shows nothing),
+    so the book and the notebooks show no stray ``'0.782'`` under the cell."""
+
+    def _ipython_display_(self) -> None:
+        pass
+
+
 def glue(name: str, value: object, fmt: str = "") -> str:
     """Record ``value``, formatted with ``fmt`` (``format(value, fmt)``), under ``name`` for the book.
 
@@ -54,11 +63,11 @@ def glue(name: str, value: object, fmt: str = "") -> str:
         from IPython import get_ipython
         from IPython.display import display
     except ImportError:  # plain Python: nothing to record, the value is still returned
-        return text
+        return Glued(text)
     if get_ipython() is not None:
         display({GLUE_MIME: repr(text)}, raw=True,
                 metadata={"scrapbook": {"name": name, "mime_prefix": GLUE_MIME[:-len("text/plain")]}})
-    return text
+    return Glued(text)
 
 
 def glued_values(notebook: dict) -> dict[str, str]:

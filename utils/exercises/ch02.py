@@ -24,6 +24,11 @@ def _shift_experiments() -> tuple[bool, bool, float]:
 
 
 @exercise("2.1", "What moves the weights?", "Easy", 10, kind="prediction",
+          questions=[Question(
+              "Explain each of your three predictions in a sentence (written before the check runs).",
+              ("a shift of every key adds the same q . u to every score, which the softmax ignores",
+               "a shift of the query adds u . k_j, a different amount for each key",
+               "a zero query gives four equal scores, so equal weights of 1/4"), 2)],
           hint="write each new score as the old score plus a change, and ask whether that change is "
                "the same for all four entries: the softmax ignores a number added to every score alike")
 def _predict_shift(answer, hidden=False):

@@ -1,0 +1,117 @@
+"""Trained models kept for grading: ``fit`` loads a run's result instead of training it again.
+
+Grading a chapter used to train its models again for every submission (a minute or two per chapter-8
+submission on two cores). The teacher's reference run now writes each training run's result into a
+folder (``python -m classroom nbgrader checkpoints <assignment>``), and grading loads it:
+
+- ``COURSE_CHECKPOINTS=<folder>``: where the results live; when only this is set, ``fit`` loads a run
+  found there and trains the ones it does not find.
+- ``COURSE_CHECKPOINTS_WRITE=1`` as well: train as usual and write every run there (the reference run).
+
+A run is found by a key that says what it would compute: the training's description and length, the
+optimiser's settings, the model's initial weights, and the loss of the first batch, rounded. A
+learner's model whose code differs from the reference (a lab's repaired component, a new rung) gives
+another first loss, so it is trained, never graded on the reference's weights. Loading restores the
+model's weights, the optimiser's and scheduler's states, the history, and the random generators as the
+reference run left them, so every later cell computes what it computed there.
+
+Nothing changes for a learner: without ``COURSE_CHECKPOINTS`` Run All trains as always.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import random
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+FOLDER_ENV, WRITE_ENV = "COURSE_CHECKPOINTS", "COURSE_CHECKPOINTS_WRITE"
+
+
+def folder() -> Path | None:
+    """The checkpoint folder named by ``$COURSE_CHECKPOINTS``, or None."""
+    text = os.environ.get(FOLDER_ENV, "").strip()
+    return Path(text) if text else None
+
+
+def writing() -> bool:
+    return os.environ.get(WRITE_ENV, "").strip() not in ("", "0")
+
+
+def _rng_state() -> dict[str, Any]:
+    state = {"python": random.getstate(), "numpy": np.random.get_state(),
+             "torch": torch.random.get_rng_state()}
+    if torch.cuda.is_available():
+        state["cuda"] = torch.cuda.get_rng_state_all()
+    return state
+
+
+def _set_rng_state(state: dict[str, Any]) -> None:
+    random.setstate(state["python"])
+    np.random.set_state(state["numpy"])
+    torch.random.set_rng_state(state["torch"])
+    if "cuda" in state and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(state["cuda"])
+
+
+def run_key(model: nn.Module, batches: Any, step: Callable[[nn.Module, Any], torch.Tensor],
+            optimizer: torch.optim.Optimizer, desc: str, epochs: int) -> str | None:
+    """The key of a training run (see the module's docstring), or None when the batches cannot be
+    read twice (a one-shot iterator). Leaves every random generator and the model as it found them."""
+    if isinstance(batches, Iterator):
+        return None
+    digest = hashlib.sha256(f"{desc}|{epochs}|{type(model).__name__}|{type(optimizer).__name__}".encode())
+    for group in optimizer.param_groups:
+        digest.update(repr(sorted((k, v) for k, v in group.items() if k != "params"
+                                  and isinstance(v, (int, float, str, bool, tuple)))).encode())
+    for name, tensor in model.state_dict().items():
+        digest.update(name.encode())
+        digest.update(tensor.detach().cpu().contiguous().numpy().tobytes())
+    saved, mode = _rng_state(), model.training
+    try:
+        first = next(iter(batches(0) if callable(batches) else batches))
+        model.eval()
+        with torch.no_grad():
+            loss = float(step(model, first))
+    except StopIteration:
+        loss = float("nan")
+    finally:
+        model.train(mode)
+        _set_rng_state(saved)
+    digest.update(f"{loss:.5g}".encode())
+    return digest.hexdigest()[:20]
+
+
+def path_for(key: str, desc: str) -> Path | None:
+    place = folder()
+    if place is None:
+        return None
+    name = "".join(c if c.isalnum() else "-" for c in desc)[:40]
+    return place / f"{name}-{key}.pt"
+
+
+def load(path: Path, model: nn.Module, optimizer: torch.optim.Optimizer, scheduler: Any) -> Any:
+    """Restore a written run into ``model``, ``optimizer`` and ``scheduler``; return its history."""
+    saved = torch.load(path, map_location="cpu", weights_only=False)
+    device = next(model.parameters()).device if any(True for _ in model.parameters()) else "cpu"
+    model.load_state_dict({k: v.to(device) for k, v in saved["model"].items()})
+    optimizer.load_state_dict(saved["optimizer"])
+    if scheduler is not None and saved.get("scheduler") is not None:
+        scheduler.load_state_dict(saved["scheduler"])
+    _set_rng_state(saved["rng"])
+    return saved["history"]
+
+
+def write(path: Path, model: nn.Module, optimizer: torch.optim.Optimizer, scheduler: Any,
+          history: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    torch.save({"model": {k: v.detach().cpu() for k, v in model.state_dict().items()},
+                "optimizer": optimizer.state_dict(),
+                "scheduler": scheduler.state_dict() if scheduler is not None else None,
+                "history": history, "rng": _rng_state()}, path)
