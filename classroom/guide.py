@@ -4,7 +4,9 @@
     python -m classroom.guide --check          # exit 1 if the guide disagrees with the notebooks
 
 The exercise lines ("**Exercises**: Exercise 4.1 *Title* (medium, about 15 min; 2 points); ...") are
-read from the chapters. The run times are the ones the last book build measured: ``make book``
+read from the chapters, the rubrics of the open questions from the exercise registry
+(``utils.exercises``), and the table of each notebook's grading time and peak memory from
+``book/_data/resources.json`` (``scripts/chapter_resources.py``). The run times are the ones the last book build measured: ``make book``
 executes every notebook and its execution cache (``_build/.jupyter_cache``) records the seconds each
 took, on that machine, with the threads ``utils.choose_threads`` picked there.
 """
@@ -54,16 +56,59 @@ def exercises_of(path: Path) -> list[dict]:
             level, minutes = (found.group("level"), int(found.group("minutes"))) if found else ("Medium", 15)
             blocks.append({"title": match.group("title").strip(), "level": level, "minutes": minutes,
                            "points": POINTS[level]})
-    names = [ex.name for ex in find_exercises(nb, path)]
-    for block, name in zip(blocks, names, strict=False):
-        block["name"] = name
+    found = find_exercises(nb, path)
+    for block, ex in zip(blocks, found, strict=False):
+        block["name"] = ex.name
+        block["by_hand"] = sum(q.points for q in ex.registered.questions) if ex.registered else 0
     return blocks
 
 
 def exercise_line(path: Path) -> str:
     parts = [f"{ex.get('name', '?')} *{ex['title']}* ({ex['level'].lower()}, about {ex['minutes']} min; "
-             f"{ex['points']} point{'s' if ex['points'] > 1 else ''})" for ex in exercises_of(path)]
+             f"{ex['points']} point{'s' if ex['points'] > 1 else ''}"
+             + (f" + {ex['by_hand']} by hand" if ex.get("by_hand") else "") + ")"
+             for ex in exercises_of(path)]
     return "**Exercises** (each with an auto-check): " + "; ".join(parts) + "."
+
+
+_RUBRICS = re.compile(r"(<!-- rubrics: start -->\n)(?:.*?\n)?(<!-- rubrics: end -->)", re.S)
+_RESOURCES = re.compile(r"(<!-- resources: start -->\n)(?:.*?\n)?(<!-- resources: end -->)", re.S)
+RESOURCES = REPO / "book" / "_data" / "resources.json"
+
+
+def rubrics(chapters: Path) -> str:
+    """Every open question of the registered exercises with its points and rubric, chapter by chapter."""
+    lines = []
+    for path in chapter_notebooks(chapters):
+        nb = nbformat.read(path, as_version=4)
+        entries = [ex.registered for ex in find_exercises(nb, path)
+                   if ex.registered is not None and ex.registered.questions]
+        if not entries:
+            continue
+        lines.append(f"**{int(path.name[:2])}. {title_of(nb)}**\n")
+        for entry in entries:
+            for k, question in enumerate(entry.questions, start=1):
+                worth = f"{question.points} point{'s' if question.points > 1 else ''}"
+                items = " ".join(f"({n}) {item.rstrip('.')}." for n, item in
+                                 enumerate(question.rubric, start=1))
+                lines.append(f"- {entry.name}, question {k} ({worth}): {question.prompt} "
+                             f"A full answer: {items}")
+        lines.append("")
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def resources_table(data: Path = RESOURCES) -> str:
+    """The table of each notebook's run time, grading time and peak memory (scripts/chapter_resources.py)."""
+    import json
+
+    if not data.is_file():
+        return "Not measured yet: run `python scripts/chapter_resources.py`.\n"
+    record = json.loads(data.read_text())
+    rows = ["| Notebook | Run All (s) | Grading one submission (s) | Peak memory (MiB) |",
+            "|---|---|---|---|"]
+    for stem, row in sorted(record["notebooks"].items()):
+        rows.append(f"| {stem} | {row['run_all_s']:.0f} | {row['grading_s']:.0f} | {row['peak_mib']} |")
+    return "\n".join(rows) + f"\n\nMeasured {record['measured']}.\n"
 
 
 def measured_seconds(cache: Path = REPO / "_build" / ".jupyter_cache") -> dict[str, float]:
@@ -106,6 +151,8 @@ def updated_guide(text: str, chapters: Path, seconds: dict[str, float] | None) -
         text = text.replace(body, new_body, 1)
     if seconds is not None:
         text = _TIMES.sub(lambda m: m.group(1) + time_table(chapters, seconds) + "\n" + m.group(2), text)
+    text = _RUBRICS.sub(lambda m: m.group(1) + rubrics(chapters) + m.group(2), text)
+    text = _RESOURCES.sub(lambda m: m.group(1) + resources_table() + m.group(2), text)
     return text
 
 

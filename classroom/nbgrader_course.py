@@ -37,6 +37,10 @@ c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
 # a laptop CPU). A cell gets this many seconds before it counts as failed.
 c.ExecutePreprocessor.timeout = 1800
 c.Execute.timeout = 1800
+# On a JupyterHub, the course's id and the exchange folder that teachers and students share (the same
+# two lines go into /etc/jupyter/nbgrader_config.py on the students' image):
+# c.CourseDirectory.course_id = "attention"
+# c.Exchange.root = "/srv/nbgrader/exchange"
 '''
 
 README = """# The course as an nbgrader course
@@ -47,17 +51,23 @@ cell is an autograded test cell worth 1, 2 or 3 points (Easy, Medium, Hard); its
 for Exercise 4.2. Exercise texts and checks are locked. Under nbgrader the checks run strict (nbgrader
 sets `NBGRADER_EXECUTION`): a wrong or missing answer raises, so the exercise scores 0.
 
-Run nbgrader from this folder (`nbgrader_config.py` sets the course root to it; nbgrader needs
-`alembic`, installed with it, on `PATH`):
+Every open question of an exercise is a read-only prompt followed by an answer cell graded by hand
+(formgrader's "Manual grading"); the instructor guide gives each one's rubric. Each check cell also
+runs hidden tests (other inputs), which the release does not show.
 
-    pip install nbgrader==0.9.6
-    cd student/nbgrader
-    nbgrader generate_assignment 04_self_attention     # -> release/04_self_attention/ (hand it out)
+Run nbgrader through the course's wrapper, from the repository root: it puts nbgrader's `alembic` on
+`PATH`, gives each notebook one CPU thread, and lets `autograde` load the reference run's trained
+models (kept once by `checkpoints`) instead of training them for every submission:
+
+    python -m classroom nbgrader generate_assignment 04_self_attention  # -> release/ (hand it out)
     # collect the students' notebooks into submitted/<student>/04_self_attention/04_self_attention.ipynb
-    # (or `nbgrader collect` with an exchange, or `nbgrader zip_collect`)
-    OMP_NUM_THREADS=1 nbgrader autograde 04_self_attention   # runs every submission; fills gradebook.db
-    nbgrader export --to grades.csv                    # one row per student and assignment
-    nbgrader generate_feedback 04_self_attention       # -> feedback/ (HTML per student)
+    # (or `collect` with an exchange, or `zip_collect`)
+    python -m classroom nbgrader checkpoints 04_self_attention   # once, before autograding
+    python -m classroom nbgrader autograde 04_self_attention     # every submission; fills gradebook.db
+    python -m classroom nbgrader export --to grades.csv           # one row per student and assignment
+    python -m classroom nbgrader generate_feedback 04_self_attention   # -> feedback/ (HTML per student)
+
+`--course DIR` (before the command) names this folder when it is not `student/nbgrader`.
 
 `nbgrader formgrade` (in JupyterLab with the nbgrader extension) shows each exercise's score.
 Without nbgrader, `python -m classroom grade submitted --csv grades.csv` (from the repository) runs the

@@ -451,3 +451,28 @@ def test_catalogues_are_up_to_date_with_the_english(built_book):
     assert not stale, (f"{len(stale)} messages out of step with the English; run `python "
                        f"scripts/translations.py update`, translate what `status` shows, and derive-tw:\n  "
                        + "\n  ".join(stale[:15]))
+
+
+@pytest.mark.parametrize("entry", _params(NOTEBOOK_ENTRIES))
+def test_checks_and_glue_leave_no_stray_value_under_their_cell(built_book, entry):
+    """A cell that ends with check(...), check_result(...) or glue(...) shows its verdict line, or
+    nothing, never an echoed value (``True``, ``0.7818181818181819``, ``'32'``): nbgrader cannot read
+    a check cell's ``True`` as a score, and the book would show it."""
+    import ast
+
+    executed = json.loads((built_book.parent / "jupyter_execute" / f"{entry}.ipynb").read_text(
+        encoding="utf-8"))
+    stray = []
+    for cell in executed["cells"]:
+        if cell["cell_type"] != "code":
+            continue
+        try:
+            body = ast.parse(_source(cell)).body
+        except SyntaxError:  # IPython magics: not ours to judge
+            continue
+        last = body[-1] if body else None
+        if isinstance(last, ast.Expr) and isinstance(last.value, ast.Call) and \
+                getattr(last.value.func, "id", None) in ("check", "check_result", "glue"):
+            stray += [f"{_source(cell)[:60]!r} -> {out.get('data', {}).get('text/plain')!r}"
+                      for out in cell.get("outputs", []) if out.get("output_type") == "execute_result"]
+    assert not stray, f"{entry}: cells echo a value under their verdict:\n  " + "\n  ".join(stray)

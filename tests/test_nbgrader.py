@@ -137,11 +137,15 @@ def autograde(course: Path, full: nbformat.NotebookNode, path: Path,
         target = course / "submitted" / student / assignment / f"{assignment}.ipynb"
         target.parent.mkdir(parents=True, exist_ok=True)
         nbformat.write(nb, target)
-    nbgrader(course, "autograde", assignment, "--force", "--student", "reference", write_checkpoints=True)
+    logs = [nbgrader(course, "autograde", assignment, "--force", "--student", "reference",
+                     write_checkpoints=True)]
     if len(submissions) > 1:
         start = time.perf_counter()
-        nbgrader(course, "autograde", assignment)  # the others, loading the kept runs
+        logs.append(nbgrader(course, "autograde", assignment))  # the others, loading the kept runs
         GRADING_SECONDS[assignment] = (time.perf_counter() - start) / (len(submissions) - 1)
+    # a check cell shows its verdict and no value that nbgrader would try to read as a score
+    assert not [line for log in logs for line in log.splitlines() if "cannot be converted" in line], (
+        f"{assignment}: a graded cell echoes a value")
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
         return {student: {grade.name: (grade.score, grade.max_score) for grade in
                           gradebook.find_submission_notebook(assignment, assignment, student).grades}

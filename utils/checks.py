@@ -27,9 +27,11 @@ course's wording for the mistakes that recur from chapter to chapter.
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 import os
+import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -89,18 +91,47 @@ def strict_checks() -> Iterator[None]:
 
 
 _ALSO_FORBIDDEN: list[tuple[Any, str, str]] = []  # (owner, attribute, why), see also_forbidden
+_FORBIDDEN_FILES: list[tuple[str, str]] = []  # (source file, why): no function of it may run
 
 
 @contextmanager
-def also_forbidden(pairs: Sequence[tuple[Any, str]], reason: str) -> Iterator[None]:
+def also_forbidden(pairs: Sequence[tuple[Any, str]], reason: str,
+                   files: Sequence[str] = ()) -> Iterator[None]:
     """Within this block, every check also refuses ``owner.attribute`` for each pair while the
-    learner's code runs (``utils.exercises`` refuses a chapter's own reference code this way)."""
+    learner's code runs, and any function defined in one of ``files``, however the learner reached it
+    (a name, a copy captured earlier, a closure): ``utils.exercises`` refuses a chapter's own reference
+    code this way."""
     added = [(owner, attribute, reason) for owner, attribute in pairs]
     _ALSO_FORBIDDEN.extend(added)
+    _FORBIDDEN_FILES.extend((str(f), reason) for f in files)
     try:
         yield
     finally:
         del _ALSO_FORBIDDEN[len(_ALSO_FORBIDDEN) - len(added):]
+        del _FORBIDDEN_FILES[len(_FORBIDDEN_FILES) - len(files):]
+
+
+@contextmanager
+def _files_refused(name: str) -> Iterator[None]:
+    """While the learner's code runs, a call of any function defined in a forbidden file raises
+    ``CheckFailed`` (a profile hook sees every Python call, whatever name or object it came through)."""
+    if not _FORBIDDEN_FILES:
+        yield
+        return
+    files = dict(_FORBIDDEN_FILES)
+
+    def hook(frame: Any, event: str, _arg: Any) -> None:
+        if event == "call" and frame.f_code.co_filename in files:
+            raise CheckFailed(f"{name}: your code runs {frame.f_code.co_name} from "
+                              f"{frame.f_code.co_filename.rsplit('/', 1)[-1]}, which a check refuses "
+                              f"({files[frame.f_code.co_filename]})")
+
+    previous = sys.getprofile()
+    sys.setprofile(hook)
+    try:
+        yield
+    finally:
+        sys.setprofile(previous)
 
 
 def report(err: CheckFailed) -> bool:
@@ -305,8 +336,10 @@ def _run_cases(fn: Callable[..., Any], reference: Callable[..., Any], cases: lis
     """``check_function``'s comparisons; raises ``CheckFailed`` (or ``NotDoneYet``) at the first miss."""
     for i, args in enumerate(cases):
         args = tuple(args)
-        got = _call_answer(fn, args, name, hint, forbidden,
-                           where=f" (on input {i}: {', '.join(_describe(a) for a in args)})")
+        # the learner's function gets a copy: an answer that changes its inputs in place cannot change
+        # what the reference is run on
+        got = call_answer(fn, copy.deepcopy(args), name, hint, forbidden,
+                          where=f" (on input {i}: {', '.join(_describe(a) for a in args)})")
         want = reference(*args)
         try:
             _compare(got, want, f"{name} (input {i})", hint, atol, rtol)
@@ -320,14 +353,15 @@ def _run_cases(fn: Callable[..., Any], reference: Callable[..., Any], cases: lis
                   "mistake gives)", own[1] if isinstance(own, tuple) else None)
 
 
-def _call_answer(fn: Callable[..., Any], args: Sequence[Any], name: str, hint: str | None,
+def call_answer(fn: Callable[..., Any], args: Sequence[Any], name: str, hint: str | None,
                  forbidden: Sequence[tuple[Any, str]] = (), where: str = "") -> Any:
-    """Call the learner's ``fn(*args)`` with the forbidden routes refused; a stub is "not done yet"."""
+    """Call the learner's ``fn(*args)`` with the forbidden routes refused (and, within
+    ``utils.exercises.check``, the exercise's own reference code); a stub is "not done yet"."""
     if not callable(fn):
         _fail(name, f"expected your function here, got a {_describe(fn)}", hint)
     stub = False
     try:
-        with _forbid(forbidden, name, getattr(fn, "__globals__", None)):
+        with _forbid(forbidden, name, getattr(fn, "__globals__", None)), _files_refused(name):
             got = fn(*args)
     except NotImplementedError:
         stub = True
@@ -362,7 +396,7 @@ def _form_name(form: type | tuple) -> str:
 
 def verify_prediction(
     fn: Callable[[], Any], *, name: str, form: type | tuple, measure: Callable[[], Any],
-    labels: Sequence[str], misconceptions: Mapping[int, str] | None = None,
+    labels: Sequence[str], misconceptions: Mapping[int, str | Callable[[Any], str | None]] | None = None,
     atol: float = 0.01, hint: str | None = None,
 ) -> None:
     """A prediction exercise: ``fn()`` returns the learner's predictions, written before running.
@@ -370,9 +404,10 @@ def verify_prediction(
     It passes when the predictions are written in the right ``form`` (e.g. ``(bool, bool, float)``),
     right or wrong: predictions earn credit for being made, not for being right. Only then does
     ``measure()`` run the experiment, and each prediction is shown next to what was measured, a wrong
-    one with the misconception it reveals (``misconceptions[i]``, item ``i`` counted from 0).
+    one with the misconception it reveals (``misconceptions[i]``, item ``i`` counted from 0: a text, or
+    a function of the prediction that returns one).
     """
-    predicted = _call_answer(fn, (), name, hint)
+    predicted = call_answer(fn, (), name, hint)
     if not _form_of(predicted, form):
         _fail(name, f"write your predictions as {_form_name(form)}; got {_describe(predicted)}", hint)
     measured = measure()
@@ -382,9 +417,12 @@ def verify_prediction(
     for i, (label, said, truth) in enumerate(zip(labels, items, truths, strict=True)):
         right = _same(said, truth, atol, 0.0) if isinstance(truth, float) else said == truth
         shown = f"{truth:.3g}" if isinstance(truth, float) else repr(truth)
+        belief = (misconceptions or {}).get(i)
+        if callable(belief):  # a misconception that depends on what was predicted
+            belief = belief(said)
         verdict = "as you predicted" if right else (
-            f"not what you predicted ({said!r}): this is {misconceptions[i]}"
-            if misconceptions and i in misconceptions else f"not what you predicted ({said!r})")
+            f"not what you predicted ({said!r}): this is {belief}" if belief
+            else f"not what you predicted ({said!r})")
         lines.append(f"  {i + 1}. {label}: {shown}, {verdict}")
     print("\n".join(lines))
 

@@ -36,4 +36,14 @@ import utils.exercises.ch02 as reference
 
 concat_additive_scores = reference._concat_made_like()
 '''),
+    # a reference captured before the check runs, then called from the learner's own function
+    Copy("Exercise 2.4", "package", '''
+from utils.exercises.ch02 import _concat_made_like
+
+_captured = _concat_made_like()
+
+
+def concat_additive_scores(Q, K, W, w):
+    return _captured(Q, K, W, w)
+'''),
 ]

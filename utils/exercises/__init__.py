@@ -156,7 +156,8 @@ def _module_refused(ex: Exercise):
     module = sys.modules[ex.module]
     own = [(module, name) for name, value in vars(module).items()
            if callable(value) and getattr(value, "__module__", None) == ex.module]
-    with checks.also_forbidden(own, reason="it is the check's own reference code"):
+    with checks.also_forbidden(own, reason="it is the check's own reference code",
+                               files=[module.__file__]):
         yield
 
 
