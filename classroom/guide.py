@@ -6,9 +6,10 @@
 The exercise lines ("**Exercises**: Exercise 4.1 *Title* (medium, about 15 min; 2 points); ...") are
 read from the chapters, the rubrics of the open questions from the exercise registry
 (``utils.exercises``), and the table of each notebook's grading time and peak memory from
-``book/_data/resources.json`` (``scripts/chapter_resources.py``). The run times are the ones the last book build measured: ``make book``
-executes every notebook and its execution cache (``_build/.jupyter_cache``) records the seconds each
-took, on that machine, with the threads ``utils.choose_threads`` picked there.
+``book/_data/resources.json`` (``scripts/chapter_resources.py``). The run times are the ones the last
+book build measured: ``make book`` executes every notebook and its execution cache
+(``_build/.jupyter_cache``) records the seconds each took, on that machine, with the threads
+``utils.choose_threads`` picked there (without a build, the guide's table stays as it is).
 """
 
 from __future__ import annotations
@@ -91,8 +92,10 @@ def rubrics(chapters: Path) -> str:
                 worth = f"{question.points} point{'s' if question.points > 1 else ''}"
                 items = " ".join(f"({n}) {item.rstrip('.')}." for n, item in
                                  enumerate(question.rubric, start=1))
-                lines.append(f"- {entry.name}, question {k} ({worth}): {question.prompt} "
-                             f"A full answer: {items}")
+                line = (f"- {entry.name}, question {k} ({worth}): {question.prompt} "
+                        f"A full answer: {items}")
+                # the special tokens as code, as everywhere in the book (Markdown would eat <bos>)
+                lines.append(re.sub(r"(?<!`)(<(?:bos|eos|pad|unk)>)(?!`)", r"`\1`", line))
         lines.append("")
     return "\n".join(lines).rstrip() + "\n"
 
@@ -170,7 +173,8 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         print(f"{args.guide}: current")
         return 0
-    args.guide.write_text(updated_guide(text, args.chapters, measured_seconds()), encoding="utf-8")
+    seconds = measured_seconds() or None  # no book built here: keep the table the guide has
+    args.guide.write_text(updated_guide(text, args.chapters, seconds), encoding="utf-8")
     print(f"rewrote {args.guide}")
     return 0
 

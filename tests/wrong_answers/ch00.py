@@ -22,6 +22,12 @@ def row_softmax(scores):
     exps = (scores - scores.max()).exp()
     return exps / exps.sum()                   # one sum over every entry
 '''),
+    Wrong("Exercise 0.1", "the largest score of the whole tensor subtracted, not each row's (a "
+          "row far below it underflows to 0 / 0)", '''
+def row_softmax(scores):
+    exps = (scores - scores.max()).exp()       # one shift for every row
+    return exps / exps.sum(dim=-1, keepdim=True)
+'''),
     Wrong("Exercise 0.2", MISTAKES["unscaled"], '''
 def cross_weights(x, y):
     return torch.softmax(x @ y.transpose(-2, -1), dim=-1)
@@ -31,15 +37,27 @@ def cross_weights(x, y):
     scores = x @ y.transpose(1, 2) / x.shape[-1] ** 0.5
     return torch.softmax(scores, dim=1)        # over the queries
 '''),
-    Wrong("Exercise 0.3", "a softmax along the row in expression 2: dim=0 runs down the "
-          "columns, and each column of a one-row matrix holds a single score", '''
+    Wrong("Exercise 0.2", "scores divided by C, not by its square root", '''
+def cross_weights(x, y):
+    scores = x @ y.transpose(-2, -1) / x.shape[-1]   # forgot the ** 0.5
+    return torch.softmax(scores, dim=-1)
+'''),
+    Wrong("Exercise 0.3", "the belief that dim=0 normalises along the row in expression 2 "
+          "(dim=0 runs down the columns, and each column of a one-row matrix holds a single "
+          "score)", '''
 def my_predictions():
     return [0.25, 0.25, 0.25, 0.25], [[0.0, 1.0, 0.0]], [0.5, 1.5]
 '''),
-    Wrong("Exercise 0.3", "columns that sum to 1 in expression 3: dim=-1 makes every row sum "
-          "to 1, the columns need not", '''
+    Wrong("Exercise 0.3", "the belief that the columns sum to 1 in expression 3 (dim=-1 makes "
+          "every row sum to 1, the columns need not)", '''
 def my_predictions():
     return [0.25, 0.25, 0.25, 0.25], [[1.0, 1.0, 1.0]], [1.0, 1.0]
+'''),
+    Wrong("Exercise 0.3", "the belief that the value of equal scores matters (only the "
+          "differences between scores do: four equal scores share the weight equally, 0.25 "
+          "each)", '''
+def my_predictions():
+    return [1.0, 0.0, 0.0, 0.0], [[1.0, 1.0, 1.0]], [0.5, 1.5]
 '''),
     Wrong("Exercise 0.4", "every pair of target positions compared in both orders (count "
           "only i < i')", '''
@@ -51,5 +69,17 @@ def count_crossings(alignment):
 def count_crossings(alignment):
     a = torch.tensor(alignment)
     return int((a[:-1] > a[1:]).sum())
+'''),
+    Wrong("Exercise 0.4", "the words that left their position counted (alignment[i] != i), "
+          "not the pairs that swapped", '''
+def count_crossings(alignment):
+    a = torch.tensor(alignment)
+    return int((a != torch.arange(len(a))).sum())
+'''),
+    Wrong("Exercise 0.4", "the pairs that keep their order counted (alignment[i] < "
+          "alignment[i'])", '''
+def count_crossings(alignment):
+    a = torch.tensor(alignment)
+    return int((a[:, None] < a[None, :]).triu(diagonal=1).sum())
 '''),
 ]

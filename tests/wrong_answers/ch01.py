@@ -17,10 +17,27 @@ def mean_context(states, lengths):
 def mean_context(states, lengths):
     return states[:, -1]                     # what the GRU returns last
 '''),
-    Wrong("Exercise 1.2", "weights spread over the padding too (a padded position's score is "
-          "-inf, so its weight is exactly 0)", '''
+    Wrong("Exercise 1.1", "the last real state h_S (the context of the model without "
+          "attention), not the mean", '''
+def mean_context(states, lengths):
+    return states[torch.arange(states.shape[0]), lengths - 1]   # as the chapter's h_S
+'''),
+    Wrong("Exercise 1.1", "one padding state counted as real (positions i <= n instead of "
+          "i < n)", '''
+def mean_context(states, lengths):
+    real = torch.arange(states.shape[1])[None, :] <= lengths[:, None]  # (B, S)
+    return (states * real[:, :, None]).sum(dim=1) / lengths[:, None]
+'''),
+    Wrong("Exercise 1.2", "the belief that a padded position gets some weight (its score is "
+          "-inf before the softmax, so its weight is exactly 0)", '''
 def predicted_weights():
     return [1 / 8] * 8
+'''),
+    Wrong("Exercise 1.2", "the belief that a real word gets a weight other than 1/5 (its score "
+          "q_i . 0 = 0 is the same for all five words, and equal scores share a total weight of "
+          "1)", '''
+def predicted_weights():
+    return [1.0] * 5 + [0.0] * 3
 '''),
     Wrong("Exercise 1.3", MISTAKES["softmax_axis"], '''
 def batch_attention(s, H, src_mask, W_Q, W_K, W_V):
@@ -45,6 +62,31 @@ def batch_attention(s, H, src_mask, W_Q, W_K, W_V):
     alpha = alpha * src_mask[:, None, :]                                # zero the padding
     return alpha @ v, alpha
 '''),
+    Wrong("Exercise 1.3", MISTAKES["mask_transposed"], '''
+def batch_attention(s, H, src_mask, W_Q, W_K, W_V):
+    q, k, v = s @ W_Q, H @ W_K, H @ W_V
+    scores = q @ k.transpose(1, 2)
+    scores = scores.masked_fill(~src_mask[:, :, None], float("-inf"))   # (B, S, 1)
+    alpha = torch.softmax(scores, dim=-1)
+    return alpha @ v, alpha
+'''),
+    Wrong("Exercise 1.3", "the classmate's code unchanged (both bugs still in)", '''
+def batch_attention(s, H, src_mask, W_Q, W_K, W_V):
+    q, k, v = s @ W_Q, H @ W_K, H @ W_V                      # (B, T, d_k), (B, S, ...)
+    scores = q @ k.transpose(1, 2)                           # (B, T, S)
+    scores = scores.masked_fill(src_mask[:, None, :], float("-inf"))
+    alpha = torch.softmax(scores, dim=1)
+    return alpha @ v, alpha
+'''),
+    Wrong("Exercise 1.3", "scores divided by sqrt(d_k) (this exercise's scores are unscaled, "
+          "as in the chapter)", '''
+def batch_attention(s, H, src_mask, W_Q, W_K, W_V):
+    q, k, v = s @ W_Q, H @ W_K, H @ W_V
+    scores = q @ k.transpose(1, 2) / q.shape[-1] ** 0.5                 # habit from chapter 0
+    scores = scores.masked_fill(~src_mask[:, None, :], float("-inf"))
+    alpha = torch.softmax(scores, dim=-1)
+    return alpha @ v, alpha
+'''),
     Wrong("Exercise 1.4", MISTAKES["mask_after_softmax"], '''
 def window_attention_step(s_i, H, W_Q, W_K, W_V, center, radius):
     alpha = torch.softmax((H @ W_K) @ (s_i @ W_Q), dim=0)
@@ -57,6 +99,31 @@ def window_attention_step(s_i, H, W_Q, W_K, W_V, center, radius):
 def window_attention_step(s_i, H, W_Q, W_K, W_V, center, radius):
     scores = (H @ W_K) @ (s_i @ W_Q)
     inside = (torch.arange(H.shape[0]) - center).abs() < radius
+    alpha = torch.softmax(scores.masked_fill(~inside, float("-inf")), dim=0)
+    return alpha @ (H @ W_V), alpha
+'''),
+    Wrong("Exercise 1.4", "a one-sided window (j - p_i <= r, without the absolute value)", '''
+def window_attention_step(s_i, H, W_Q, W_K, W_V, center, radius):
+    scores = (H @ W_K) @ (s_i @ W_Q)
+    inside = torch.arange(H.shape[0]) - center <= radius
+    alpha = torch.softmax(scores.masked_fill(~inside, float("-inf")), dim=0)
+    return alpha @ (H @ W_V), alpha
+'''),
+    Wrong("Exercise 1.4", "a window one position too wide on each side (|j - p_i| <= r + 1)",
+          '''
+def window_attention_step(s_i, H, W_Q, W_K, W_V, center, radius):
+    scores = (H @ W_K) @ (s_i @ W_Q)
+    lo, hi = center - radius - 1, center + radius + 1
+    positions = torch.arange(H.shape[0])
+    inside = (positions >= lo) & (positions <= hi)
+    alpha = torch.softmax(scores.masked_fill(~inside, float("-inf")), dim=0)
+    return alpha @ (H @ W_V), alpha
+'''),
+    Wrong("Exercise 1.4", "scores divided by sqrt(d_k) (this exercise's scores are unscaled, "
+          "as in the chapter)", '''
+def window_attention_step(s_i, H, W_Q, W_K, W_V, center, radius):
+    scores = (H @ W_K) @ (s_i @ W_Q) / W_K.shape[1] ** 0.5
+    inside = (torch.arange(H.shape[0]) - center).abs() <= radius
     alpha = torch.softmax(scores.masked_fill(~inside, float("-inf")), dim=0)
     return alpha @ (H @ W_V), alpha
 '''),

@@ -64,3 +64,61 @@ def dilated_receptive_field(kernel_size, dilations):
     return field
 '''),
 ]
+
+WRONG += [
+    # the naive entropy the hint warns against: a weight of exactly 0 gives 0 * log 0 = NaN
+    Wrong("Exercise 4.1", "the logarithm taken after the softmax", '''
+def attention_entropy(x, w_q, w_k):
+    A = torch.softmax((x @ w_q) @ (x @ w_k).transpose(-2, -1) / math.sqrt(w_q.shape[1]), dim=-1)
+    return -(A * A.log()).sum(dim=-1)
+'''),
+    Wrong("Exercise 4.1", "the minus sign left out", '''
+def attention_entropy(x, w_q, w_k):
+    scores = (x @ w_q) @ (x @ w_k).transpose(-2, -1) / math.sqrt(w_q.shape[1])
+    log_weights = torch.log_softmax(scores, dim=-1)
+    return (log_weights.exp() * log_weights).sum(dim=-1)
+'''),
+    Wrong("Exercise 4.2", MISTAKES["mask_inverted"], '''
+def causal_self_attention(x, w_q, w_k, w_v):
+    q, k, v = x @ w_q, x @ w_k, x @ w_v
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    t = x.shape[1]
+    allowed = torch.ones(t, t, dtype=torch.bool).tril()          # True = may attend ...
+    return torch.softmax(scores.masked_fill(allowed, float("-inf")), dim=-1) @ v   # ... hidden
+'''),
+    Wrong("Exercise 4.2", "a causal mask that hides each token from itself too", '''
+def causal_self_attention(x, w_q, w_k, w_v):
+    q, k, v = x @ w_q, x @ w_k, x @ w_v
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    t = x.shape[1]
+    hidden = torch.ones(t, t, dtype=torch.bool).triu()           # the diagonal too
+    return torch.softmax(scores.masked_fill(hidden, float("-inf")), dim=-1) @ v
+'''),
+    Wrong("Exercise 4.2", MISTAKES["softmax_axis"], '''
+def causal_self_attention(x, w_q, w_k, w_v):
+    q, k, v = x @ w_q, x @ w_k, x @ w_v
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    t = x.shape[1]
+    future = torch.ones(t, t, dtype=torch.bool).triu(diagonal=1)
+    return torch.softmax(scores.masked_fill(future, float("-inf")), dim=1) @ v
+'''),
+    Wrong("Exercise 4.2", "a causal mask applied after the softmax and the weights renormalised", '''
+def causal_self_attention(x, w_q, w_k, w_v):
+    q, k, v = x @ w_q, x @ w_k, x @ w_v
+    weights = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1).tril()
+    return weights / weights.sum(dim=-1, keepdim=True) @ v     # rows sum to 1 again
+'''),
+    Wrong("Exercise 4.3", "a floating-point square root", '''
+def longest_sequence(memory_bytes, batch_size, num_heads, dtype):
+    bytes_per_entry = torch.tensor([], dtype=dtype).element_size()
+    return int(math.sqrt(memory_bytes / (batch_size * num_heads * bytes_per_entry)))
+'''),
+    Wrong("Exercise 4.4", "every path counted", '''
+def dilated_receptive_field(kernel_size, dilations):
+    return kernel_size ** len(dilations)
+'''),
+    Wrong("Exercise 4.4", "the dilations left out", '''
+def dilated_receptive_field(kernel_size, dilations):
+    return 1 + (kernel_size - 1) * len(dilations)
+'''),
+]

@@ -4,16 +4,22 @@ from tests.wrong_answers import Wrong
 from utils.checks import MISTAKES
 
 WRONG = [
-    Wrong("Exercise 11.1", "percentages instead of fractions (write 0.4 for 40%)", '''
+    # predictions: written in the right form, so they pass; the comparison names the misconception
+    Wrong("Exercise 11.1", "the belief that adding a piece can only help (without its mask the "
+          "decoder's self-attention learns to copy the next word, and at test time there is nothing "
+          "to copy)", '''
 def my_predictions():
-    return {"0: chapter 3": 0, "1: + positions": 20, "2: + 4 heads": 35,
-            "3: + feed-forward": 40, "4: + Add & Norm": 45, "5: + self-attention": 60,
-            "6: + causal mask": 95}
+    return {"0: chapter 3": 0.0, "1: + positions": 0.2, "2: + 4 heads": 0.35,
+            "3: + feed-forward": 0.4, "4: + Add & Norm": 0.45,
+            "5: + self-attention": 0.6,    # one more piece, one more step up
+            "6: + causal mask": 0.95}
 '''),
-    Wrong("Exercise 11.1", "a missing or misspelt rung (one prediction per name in RUNGS)", '''
+    Wrong("Exercise 11.1", "the belief that positions add little (without them the "
+          "cross-attention can prefer a word of the right kind, never a word at the right place)", '''
 def my_predictions():
-    return {"0: chapter 3": 0.0, "1: + positions": 0.2, "2: + heads": 0.35,
-            "3: + feed-forward": 0.4, "4: + Add & Norm": 0.45, "6: + causal mask": 0.95}
+    return {"0: chapter 3": 0.0, "1: + positions": 0.05, "2: + 4 heads": 0.1,
+            "3: + feed-forward": 0.15, "4: + Add & Norm": 0.2,
+            "5: + self-attention": 0.1, "6: + causal mask": 0.9}
 '''),
     Wrong("Exercise 11.2", MISTAKES["causal_off_by_one"], '''
 def decoder_self_mask(tgt_in, pad_id):
@@ -27,6 +33,19 @@ def decoder_self_mask(tgt_in, pad_id):
     t = tgt_in.shape[1]
     return torch.ones(t, t, dtype=torch.bool).tril().expand(tgt_in.shape[0], t, t)
 '''),
+    Wrong("Exercise 11.2", "the padding mask put on the queries (rows) instead of the keys "
+          "(columns)", '''
+def decoder_self_mask(tgt_in, pad_id):
+    t = tgt_in.shape[1]
+    causal = torch.ones(t, t, dtype=torch.bool).tril()
+    return causal[None] & (tgt_in != pad_id)[:, :, None]     # the wrong axis of size 1
+'''),
+    Wrong("Exercise 11.2", MISTAKES["mask_transposed"], '''
+def decoder_self_mask(tgt_in, pad_id):
+    t = tgt_in.shape[1]
+    future_ok = torch.ones(t, t, dtype=torch.bool).triu()      # rows and columns swapped
+    return future_ok[None] & (tgt_in != pad_id)[:, None, :]
+'''),
     Wrong("Exercise 11.3", "post-norm, the paper's order (LayerNorm after the residual sum)", '''
 def pre_norm_encoder_layer(x, key_mask, layer):
     x = layer.norm_1(x + layer.self_attn(x, x, x, key_mask=key_mask)[0])
@@ -38,16 +57,43 @@ def pre_norm_encoder_layer(x, key_mask, layer):
     x = layer.self_attn(h, h, h, key_mask=key_mask)[0]
     return layer.feed_forward(layer.norm_2(x))
 '''),
-    Wrong("Exercise 11.4", "thinking that self-attention by itself sees the word order (without "
+    Wrong("Exercise 11.3", "the two sub-layers side by side on x (the feed-forward network must "
+          "read the first sum)", '''
+def pre_norm_encoder_layer(x, key_mask, layer):
+    h = layer.norm_1(x)
+    attended = layer.self_attn(h, h, h, key_mask=key_mask)[0]
+    return x + attended + layer.feed_forward(layer.norm_2(x))
+'''),
+    Wrong("Exercise 11.4", "the belief that self-attention by itself sees the word order (without "
           "positions it only permutes its outputs along with its inputs)", '''
 def order_blind():
     return {"rung 0": True, "rung 3 without positions": True,
             "rung 6 without positions": False, "rung 1": False, "rung 6": False}
+'''),
+    Wrong("Exercise 11.4", "the belief that positions change nothing when the words are shuffled "
+          "(a shuffled word gets the encoding of its new place, so its vector changes)", '''
+def order_blind():
+    return {"rung 0": True, "rung 3 without positions": True,
+            "rung 6 without positions": True, "rung 1": True, "rung 6": False}
 '''),
     Wrong("Exercise 11.5", "gains measured from the first rung instead of the rung just below", '''
 def biggest_step(ladder):
     names, values = list(ladder), list(ladder.values())
     best = max(range(1, len(names)), key=lambda i: values[i] - values[0])
     return names[best], values[best] - values[0]
+'''),
+    Wrong("Exercise 11.5", "the largest change in either direction (a drop is not a gain)", '''
+def biggest_step(ladder):
+    names, values = list(ladder), list(ladder.values())
+    best = max(range(1, len(names)), key=lambda i: abs(values[i] - values[i - 1]))
+    return names[best], values[best] - values[best - 1]
+'''),
+    Wrong("Exercise 11.5", "the name of the rung below the biggest step (the step belongs to the "
+          "rung that takes it)", '''
+def biggest_step(ladder):
+    names, values = list(ladder), list(ladder.values())
+    gains = [b - a for a, b in zip(values, values[1:])]
+    best = max(range(len(gains)), key=gains.__getitem__)
+    return names[best], gains[best]                  # gains[k] is the step of rung k + 1
 '''),
 ]

@@ -1,0 +1,334 @@
+"""Chapter 0's exercises (getting started): their checks, references and named mistakes.
+
+Two exercises ask for code without a Python loop. ``_refuse_python_loops`` refuses a loop by what it
+does, not by how it is spelled: the learner's own lines run more often on a larger input, whether the
+loop is a ``for``, a ``while``, a comprehension, ``map`` with a lambda or a recursion. Chapter 1 uses
+it too.
+"""
+
+from __future__ import annotations
+
+import os
+import site
+import sys
+import sysconfig
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import torch
+
+from utils import checks
+from utils.checks import MISTAKES, CheckFailed, verify_function, verify_prediction
+from utils.exercises import Question, exercise
+
+
+def _library_prefixes() -> tuple[str, ...]:
+    """Folders whose code is not the learner's: Python's own, the installed packages, ``utils``."""
+    folders = [*sysconfig.get_paths().values(), sys.prefix, sys.base_prefix, sys.exec_prefix,
+               os.path.dirname(checks.__file__)]
+    try:
+        folders += [*site.getsitepackages(), site.getusersitepackages()]
+    except AttributeError:  # an old virtualenv's site module lacks them
+        pass
+    found = {os.path.join(p, "") for folder in folders if folder
+             for p in (folder, os.path.realpath(folder))}
+    return tuple(sorted(found)) + ("<frozen",)
+
+
+_LIBRARIES = _library_prefixes()
+
+
+def _python_steps(answer: Callable[..., Any], args: Sequence[Any], name: str,
+                  where: str) -> tuple[int, Any]:
+    """(how many calls and lines of the learner's own code ran, the result) for ``answer(*args)``.
+
+    A line counts again each time a loop jumps back to it, and each call of a learner's function
+    (a lambda given to ``map``, a recursion) counts once: a loop makes the count grow with the input.
+    """
+    own = getattr(getattr(answer, "__code__", None), "co_filename", None)
+    count = 0
+
+    def in_frame(frame, event, arg):
+        nonlocal count
+        if event == "line":
+            count += 1
+        return in_frame
+
+    def on_call(frame, event, arg):
+        nonlocal count
+        filename = frame.f_code.co_filename
+        if filename != own and filename.startswith(_LIBRARIES):
+            return None  # library code: not traced
+        count += 1
+        return in_frame
+
+    before = sys.gettrace()
+    sys.settrace(on_call)
+    try:
+        result = answer(*args)
+    except Exception as err:  # noqa: BLE001 - a learner's code may raise anything
+        raise CheckFailed(f"{name}: your function raised {type(err).__name__}: {err} (on "
+                          f"{where})") from None
+    finally:
+        sys.settrace(before)
+    return count, result
+
+
+def _refuse_python_loops(answer: Callable[..., Any], small: Sequence[Any], large: Sequence[Any], *,
+                         name: str, sizes: tuple[str, str], threshold: int, hint: str) -> None:
+    """Refuse an answer whose own Python code runs ``threshold`` or more steps more on ``large`` than
+    on ``small`` (inputs that differ only in the sizes a loop would run over): a Python loop."""
+    few, _ = _python_steps(answer, small, name, sizes[0])
+    many, _ = _python_steps(answer, large, name, sizes[1])
+    if many - few >= threshold:
+        raise CheckFailed(
+            f"{name}: your values are right, but your own Python code runs {few} steps on {sizes[0]} "
+            f"and {many} on {sizes[1]}: that is a Python loop (a for or while loop, a comprehension, "
+            "map with a lambda, or a recursion), which this exercise asks you to do without"
+            f"\nHint: {hint}")
+
+
+def _refuse_non_int(answer: Callable[..., Any], args: Sequence[Any], name: str) -> None:
+    """Refuse an answer whose value is right but is not a Python ``int`` (a tensor, a float)."""
+    _, result = _python_steps(answer, args, name, f"the input {args!r}")
+    if isinstance(result, bool) or not isinstance(result, int):
+        raise CheckFailed(f"{name}: the count is right, but it is a {type(result).__name__}; the "
+                          "exercise asks for a Python int\nHint: int(...) turns a one-element "
+                          "tensor into a Python int")
+
+
+# ---------------------------------------------------------------------------------------------------
+# 0.1 Softmax over the last axis
+# ---------------------------------------------------------------------------------------------------
+def _softmax_last(scores):
+    return torch.softmax(scores, dim=-1)
+
+
+def _softmax_shifted_by(shift: Callable[[torch.Tensor], torch.Tensor], dim: int = -1):
+    """A model answer: exponentials of ``scores - shift(scores)``, normalised over the axis ``dim``."""
+    def softmax(scores):
+        exps = (scores - shift(scores)).exp()
+        return exps / exps.sum(dim=dim, keepdim=True)
+    return softmax
+
+
+def _softmax_of_everything(scores):
+    """A model answer: one normalisation for the whole tensor."""
+    exps = (scores - scores.max()).exp()
+    return exps / exps.sum()
+
+
+def _softmax_inputs(hidden: bool) -> list[tuple[torch.Tensor]]:
+    g = torch.Generator().manual_seed(100 if hidden else 0)
+    if hidden:
+        return [(torch.tensor([[-1000.0, -1002.0, -1004.0]]),),             # exp(-1000) is 0
+                (torch.tensor([[80.0, 79.0], [-30.0, -31.0]]),),            # rows far apart
+                (torch.randn(4, 1, generator=g),),                          # one score per row
+                (10 * torch.randn(2, 2, 3, 5, generator=g, dtype=torch.float64),)]
+    return [(torch.randn(5, generator=g),), (torch.randn(2, 3, 4, generator=g),),
+            (torch.tensor([[1000.0, 999.0, 0.0], [0.0, 1.0, 2.0]]),)]   # rows far apart
+
+
+_SOFTMAXES = [(torch, "softmax"), (torch.Tensor, "softmax"), (torch.nn.functional, "softmax"),
+              (torch.special, "softmax"), (torch, "_softmax"),
+              # exp(log_softmax) is the same function, one step away
+              (torch, "log_softmax"), (torch.Tensor, "log_softmax"),
+              (torch.nn.functional, "log_softmax"), (torch.special, "log_softmax"),
+              (torch, "_log_softmax")]
+
+
+@exercise("0.1", "Softmax over the last axis", "Easy", 10,
+          hint="each weight is the exponential of its score divided by the sum of the exponentials "
+               "of its row; subtracting the same number from every score of a row leaves the "
+               "weights unchanged, and subtracting the row's largest score keeps every exponential "
+               "at most 1")
+def _row_softmax(answer, hidden=False):
+    verify_function(
+        answer, reference=_softmax_last, inputs=_softmax_inputs(hidden), name="Exercise 0.1",
+        hint=_row_softmax.exercise.hint, forbidden=_SOFTMAXES,
+        mistakes={
+            MISTAKES["softmax_axis"]:
+                (_softmax_shifted_by(lambda s: s.max(dim=0, keepdim=True).values, dim=0),
+                 "the last axis is dim=-1: take the maximum and the sum over it, with "
+                 "keepdim=True so that they line up with every score of their row"),
+            "one normalisation for the whole tensor (each row must sum to 1 on its own)":
+                (_softmax_of_everything,
+                 "sum over the last axis only (dim=-1, keepdim=True): every row gets its own sum"),
+            "exponentials of the raw scores: exp(1000) overflows to inf, and inf / inf is NaN":
+                (_softmax_shifted_by(lambda s: torch.zeros_like(s)),
+                 "subtract each row's largest score before exp: the weights stay the same, and "
+                 "every exponential is then at most 1 and the largest exactly 1"),
+            "the largest score of the whole tensor subtracted, not each row's (a row far below it "
+            "underflows to 0 / 0)":
+                (_softmax_shifted_by(lambda s: s.max()),
+                 "take the maximum of each row (dim=-1, keepdim=True): a row whose scores lie far "
+                 "below another row's maximum would give exponentials that are all 0"),
+        })
+
+
+# ---------------------------------------------------------------------------------------------------
+# 0.2 Weights between two sequences
+# ---------------------------------------------------------------------------------------------------
+def _cross_made_like(scale=lambda c: c ** 0.5, dim=-1, keys_from_x=False):
+    """A model answer: softmax(x y^T / scale(C)) over the axis ``dim``, right or with one mistake."""
+    def weights(x, y):
+        keys = x if keys_from_x else y
+        scores = torch.einsum("btc,bsc->bts", x, keys) / scale(x.shape[-1])   # (B, T, S)
+        return torch.softmax(scores, dim=dim)
+    return weights
+
+
+def _cross_inputs(hidden: bool) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    g = torch.Generator().manual_seed(101 if hidden else 1)
+    if hidden:  # T = S (a self-attention slips through), saturated scores, a single key
+        shapes = [(3, 5, 4, 5), (2, 3, 16, 6), (2, 4, 2, 1)]
+        scales = [1.0, 3.0, 1.0]
+    else:
+        shapes, scales = [(2, 4, 8, 6), (1, 5, 3, 2)], [1.0, 1.0]
+    return [(scale * torch.randn(b, t, c, generator=g), scale * torch.randn(b, s, c, generator=g))
+            for (b, t, c, s), scale in zip(shapes, scales, strict=True)]
+
+
+_NO_LOOP_HINT = ("let one matrix product compare every token with every token: the batch axis "
+                 "comes along by itself, as in the chapter's x @ x.transpose(-2, -1)")
+
+
+@exercise("0.2", "Weights between two sequences", "Easy", 10,
+          hint="a matrix product multiplies the rows of its left factor with the columns of its "
+               "right one, so the tokens of y must become columns; then decide which axis of the "
+               "(B, T, S) scores holds the keys, since each query's weights sum to 1 over them")
+def _cross_weights(answer, hidden=False):
+    verify_function(
+        answer, reference=_cross_made_like(), inputs=_cross_inputs(hidden), name="Exercise 0.2",
+        hint=_cross_weights.exercise.hint,
+        mistakes={
+            MISTAKES["unscaled"]: (_cross_made_like(scale=lambda c: 1.0),
+                                   "divide the scores by the square root of the tokens' width C, "
+                                   "as the chapter does"),
+            MISTAKES["softmax_axis"]: (_cross_made_like(dim=1),
+                                       "the scores are (B, T, S): y's tokens, the keys, run along "
+                                       "the last axis"),
+            "scores divided by C, not by its square root": (
+                _cross_made_like(scale=lambda c: c), "the chapter divides by d_model ** 0.5"),
+            "the scores of x with itself (the chapter's self-attention), not with y": (
+                _cross_made_like(keys_from_x=True), "the keys are y's tokens: multiply x by y's "
+                                                    "transpose"),
+        })
+    g = torch.Generator().manual_seed(7)
+    _refuse_python_loops(  # every size a loop could run over grows by 8
+        answer, (torch.randn(2, 2, 2, generator=g), torch.randn(2, 3, 2, generator=g)),
+        (torch.randn(10, 10, 10, generator=g), torch.randn(10, 11, 10, generator=g)),
+        name="Exercise 0.2", sizes=("x, y of shapes (2, 2, 2) and (2, 3, 2)",
+                                    "(10, 10, 10) and (10, 11, 10)"),
+        threshold=4, hint=_NO_LOOP_HINT)
+
+
+# ---------------------------------------------------------------------------------------------------
+# 0.3 Predict, then run
+# ---------------------------------------------------------------------------------------------------
+def _rounded(t: torch.Tensor) -> list:
+    """A measured tensor as (nested) Python lists of numbers rounded to two decimals."""
+    if t.dim() > 1:
+        return [_rounded(row) for row in t]
+    return [round(x, 2) for x in t.tolist()]
+
+
+def _three_softmaxes() -> tuple[list, list, list]:
+    return (_rounded(torch.softmax(torch.full((4,), 7.0), dim=-1)),
+            _rounded(torch.softmax(torch.tensor([[0.0, 50.0, 0.0]]), dim=0)),
+            _rounded(torch.softmax(torch.tensor([[2.0, 2.0], [0.0, 100.0]]), dim=-1).sum(dim=0)))
+
+
+@exercise("0.3", "Predict, then run", "Easy", 10, kind="prediction",
+          hint="the softmax normalises the scores along the axis named by dim, one group at a "
+               "time: ask how many scores each group holds, and remember that only those groups "
+               "are made to sum to 1",
+          questions=[Question(
+              "Explain each of your three predictions, and any the measurement contradicted.",
+              ("1: four equal scores give four equal weights, 0.25 each; only differences between "
+               "scores matter, not the value 7",
+               "2: dim=0 normalises each column, and each column of a one-row matrix holds one "
+               "score, so every weight is 1 (a softmax over the wrong axis still gives numbers "
+               "between 0 and 1)",
+               "3: the rows become [0.5, 0.5] and about [0, 1]; each row sums to 1, the columns "
+               "(the weight each key receives) need not: [0.5, 1.5]"), 2)])
+def _predict_softmaxes(answer, hidden=False):
+    verify_prediction(
+        answer, name="Exercise 0.3", form=(list, list, list), measure=_three_softmaxes,
+        hint=_predict_softmaxes.exercise.hint,
+        labels=("torch.softmax(torch.full((4,), 7.0), dim=-1)",
+                "torch.softmax(torch.tensor([[0.0, 50.0, 0.0]]), dim=0)",
+                "the softmax of [[2, 2], [0, 100]] over dim=-1, summed over dim=0"),
+        misconceptions={
+            0: "the belief that the value of equal scores matters (only the differences between "
+               "scores do: four equal scores share the weight equally, 0.25 each)",
+            1: "the belief that dim=0 normalises along the row in expression 2 (dim=0 runs down "
+               "the columns, and each column of a one-row matrix holds a single score)",
+            2: "the belief that the columns sum to 1 in expression 3 (dim=-1 makes every row sum "
+               "to 1, the columns need not)",
+        })
+
+
+# ---------------------------------------------------------------------------------------------------
+# 0.4 Count the crossings of an alignment
+# ---------------------------------------------------------------------------------------------------
+def _crossings_made_like(pairs="i < i'"):
+    """A model answer: the pairs of target positions counted one by one (the check's reference)."""
+    def count(alignment):
+        T = len(alignment)
+        if pairs == "neighbours":
+            return sum(alignment[i] > alignment[i + 1] for i in range(T - 1))
+        if pairs == "kept order":
+            return sum(alignment[i] < alignment[k] for i in range(T) for k in range(i + 1, T))
+        return sum(alignment[i] > alignment[k] for i in range(T) for k in range(T)
+                   if i < k or pairs == "both orders")
+    return count
+
+
+def _words_moved(alignment):
+    return sum(j != i for i, j in enumerate(alignment))
+
+
+def _alignment_inputs(hidden: bool) -> list[tuple[tuple[int, ...]]]:
+    if not hidden:
+        return [((1, 2, 0, 4, 3),), ((0, 2, 1),), ((3, 2, 1, 0),), ((0, 1, 2, 3),),
+                ((0, 2, 1, 4, 3, 5),)]
+    g = torch.Generator().manual_seed(104)
+    shuffled = tuple(torch.randperm(15, generator=g).tolist())
+    return [((0,),),                       # one word: nothing to cross
+            (tuple(range(9, -1, -1)),),    # ten words reversed: 10 * 9 / 2
+            (shuffled,),
+            ((1, 1, 0),)]                  # two words from one source word: equal is no crossing
+
+
+@exercise("0.4", "Count the crossings of an alignment", "Medium", 15,
+          hint="build the (T, T) table that says, for every pair of target positions, whether the "
+               "first one's source word comes after the second one's; each crossing is one pair, "
+               "so count only the part of the table where the first position comes first")
+def _count_crossings(answer, hidden=False):
+    verify_function(
+        answer, reference=_crossings_made_like(), inputs=_alignment_inputs(hidden),
+        name="Exercise 0.4", hint=_count_crossings.exercise.hint,
+        mistakes={
+            "every pair of target positions compared in both orders (count only i < i')":
+                (_crossings_made_like("both orders"),
+                 "a pair (i, i') and the same pair (i', i) are one pair: keep the part of the "
+                 "(T, T) table above its diagonal, triu(diagonal=1)"),
+            "the words that left their position counted (alignment[i] != i), not the pairs that "
+            "swapped":
+                (_words_moved, "a crossing is a pair of target words, i < i', whose source words "
+                               "come in the opposite order: compare the alignment with itself"),
+            "only neighbouring target words (i, i + 1) compared":
+                (_crossings_made_like("neighbours"),
+                 "words far apart cross too: compare every position with every position, with "
+                 "a[:, None] and a[None, :]"),
+            "the pairs that keep their order counted (alignment[i] < alignment[i'])":
+                (_crossings_made_like("kept order"),
+                 "a crossing is a pair whose earlier target word translates the later source "
+                 "word: alignment[i] > alignment[i']"),
+        })
+    _refuse_python_loops(answer, ((1, 0),), (tuple(range(16, -1, -1)),), name="Exercise 0.4",
+                         sizes=("an alignment of 2 words", "one of 17"), threshold=8,
+                         hint="compare the alignment with itself by broadcasting, a[:, None] > "
+                              "a[None, :], as the scores compare all tokens with all tokens")
+    _refuse_non_int(answer, ((0, 2, 1),), "Exercise 0.4")

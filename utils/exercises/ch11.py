@@ -1,0 +1,421 @@
+"""Lab 11's exercises (the ablation ladder): their checks, references, named mistakes and misconceptions."""
+
+from __future__ import annotations
+
+import copy
+import math
+from collections.abc import Callable, Iterable
+
+import torch
+from torch import nn
+
+from utils import attention, checks
+from utils.attention import MultiHeadAttention, causal_mask
+from utils.checks import MISTAKES, CheckFailed, verify_function, verify_prediction
+from utils.data import Batch
+from utils.exercises import Question, exercise
+from utils.runtime import seed_everything
+from utils.transformer import EncoderLayer
+
+# ---------------------------------------------------------------------------------------------------
+# 11.1 Predict the ladder
+# ---------------------------------------------------------------------------------------------------
+# What the ladder measures at the lab's default size, on every seed and thread count the authors tried:
+# the claims the notebook checks after training (its check_result cell). Each is (what is measured, the
+# rung, the rung below it that is subtracted or None, "at most" or "at least", the bound, and the
+# misconception that a prediction on the other side of the bound reveals).
+_LADDER_CLAIMS = (
+    ("rung 0 (chapter 3)", 0, None, "at most", 0.05,
+     "the belief that chapter 3's translator gets some test sentences right (it reads the source as a "
+     "bag of words and the target through one previous word; chapter 3 measured it)"),
+    ("rung 1 minus rung 0 (positions)", 1, 0, "at least", 0.15,
+     "the belief that positions add little (without them the cross-attention can prefer a word of the "
+     "right kind, never a word at the right place)"),
+    ("rung 5 (unmasked self-attention)", 5, None, "at most", 0.3,
+     "the belief that adding a piece can only help (without its mask the decoder's self-attention "
+     "learns to copy the next word, and at test time there is nothing to copy)"),
+    ("rung 6 (causal mask)", 6, None, "at least", 0.85,
+     "the belief that one layer in each stack stays far from chapter 8's Transformer (with the mask, "
+     "self-attention gives every position the prefix written so far and every source word its "
+     "context)"),
+    ("rung 6 minus rung 5 (the causal mask)", 6, 5, "at least", 0.5,
+     "the belief that the causal mask is a detail (it closes the path by which the decoder copies the "
+     "next word)"),
+)
+
+
+def _fractions_in_order(predicted: object, names: list[str], hint: str) -> list[float]:
+    """The predictions as floats in the order of ``names``; a ``CheckFailed`` when not in that form."""
+    def refuse(problem: str) -> None:
+        raise CheckFailed(f"Exercise 11.1: {problem}\nHint: {hint}")
+
+    if not isinstance(predicted, dict):
+        refuse("write your predictions as a dict from each name in RUNGS to a fraction; got a "
+               f"{type(predicted).__name__}")
+    missing = [name for name in names if name not in predicted]
+    unknown = [key for key in predicted if key not in names]
+    if missing or unknown:
+        refuse("a missing or misspelt rung (one prediction per name in RUNGS): "
+               + "; ".join(f"{what} {keys}" for what, keys in (("missing:", missing),
+                                                                 ("not a rung of RUNGS:", unknown)) if keys))
+    values = [predicted[name] for name in names]
+    not_numbers = [name for name, v in zip(names, values, strict=True)
+                   if isinstance(v, bool) or not isinstance(v, (int, float)) or math.isnan(v)]
+    if not_numbers:
+        refuse(f"each prediction must be a number between 0 and 1; these are not: {not_numbers}")
+    if 1 < max(values) <= 100 and all(v == 0 or v >= 1 for v in values):
+        refuse("percentages instead of fractions (write 0.4 for 40%)")
+    outside = [name for name, v in zip(names, values, strict=True) if not 0 <= v <= 1]
+    if outside:
+        refuse(f"exact match is a fraction between 0 and 1; these predictions are outside: {outside}")
+    return [float(v) for v in values]
+
+
+@exercise("11.1", "Predict the ladder", "Easy", 10, kind="prediction",
+          questions=[Question(
+              "Your reasoning: one sentence per rung, written with the predictions, before training.",
+              ("a reason for every rung, not only a number", "rung 0 as a bag of words and rung 1's "
+               "positions as the way to find a word by its place", "rung 5's unmasked decoder "
+               "self-attention as a chance to copy the next word, or another reason that the "
+               "measurement then confirms or refutes"), 2)],
+          hint="return a dict whose keys are exactly the names in RUNGS (copy them from list(RUNGS)) "
+               "and whose values are fractions between 0 and 1; there is no wrong guess, only a "
+               "missing one")
+def _predict_ladder(answer, hidden=False, *, rungs: Iterable[str]):
+    """Records the predictions, then shows the lab's measured claims next to them (no training here:
+    the notebook trains the rungs below and draws this run's values next to the predictions)."""
+    names = list(rungs)
+    if len(names) != 7:
+        raise ValueError(f"Exercise 11.1 compares with the lab's seven rungs; got rungs={names}")
+    hint = _predict_ladder.exercise.hint
+    said = _fractions_in_order(checks.call_answer(answer, (), "Exercise 11.1", hint), names, hint)
+    lines = ["Exercise 11.1: your predictions are recorded (full marks for writing them). What the "
+             "ladder measures at this lab's default size, on every seed and thread count tried (the "
+             "training below measures this run and draws it next to your predictions):"]
+    for i, (label, rung, below, side, bound, belief) in enumerate(_LADDER_CLAIMS):
+        value = said[rung] - (said[below] if below is not None else 0.0)
+        holds = value <= bound + 1e-9 if side == "at most" else value >= bound - 1e-9
+        verdict = ("as you predicted" if holds else
+                   f"not what you predicted ({value:.2f}): this is {belief}")
+        lines.append(f"  {i + 1}. {label}: {side} {bound:g}, {verdict}")
+    print("\n".join(lines))
+
+
+# ---------------------------------------------------------------------------------------------------
+# 11.2 The decoder's self-attention mask
+# ---------------------------------------------------------------------------------------------------
+def _decoder_mask(ids: torch.Tensor, pad_id: int, allowed: Callable[[int], torch.Tensor] = causal_mask,
+                  keys: bool = True, queries: bool = False) -> torch.Tensor:
+    """(B, T) ids -> (B, T, T) bool: ``allowed`` (T, T), then padded keys (and queries) switched off."""
+    real = ids != pad_id                                     # (B, T)
+    mask = allowed(ids.shape[1])[None].expand(ids.shape[0], -1, -1)   # (1, T, T) -> (B, T, T)
+    if keys:
+        mask = mask & real[:, None, :]                       # the columns of padded keys
+    if queries:
+        mask = mask & real[:, :, None]                       # the rows of padded queries
+    return mask
+
+
+def _sees_next_token(t: int) -> torch.Tensor:
+    return torch.ones(t, t, dtype=torch.bool).tril(1)        # j <= i + 1
+
+
+def _blind_to_itself(t: int) -> torch.Tensor:
+    return torch.ones(t, t, dtype=torch.bool).tril(-1)       # j < i
+
+
+def _padded(rows: list[list[int]], pad_id: int) -> torch.Tensor:
+    width = max(len(row) for row in rows)
+    return torch.tensor([row + [pad_id] * (width - len(row)) for row in rows])
+
+
+def _mask_inputs(hidden: bool) -> list[tuple[torch.Tensor, int]]:
+    seed_everything(112 if hidden else 12)
+    if hidden:
+        return [(_padded([[1, 5, 6, 2, 3, 4], [1, 2], []], 7), 7),   # pad_id 7, one row all padding
+                (torch.tensor([[1], [0]]), 0),                      # T = 1
+                (_padded([torch.randint(3, 20, (n,)).tolist() for n in (9, 5, 2)], 0), 0)]
+    return [(_padded([[1, 5, 6, 7, 2], [1, 8, 2], [1, 9, 9, 2]], 0), 0),
+            (torch.tensor([[1, 4, 4, 2, 3, 3]]), 3),
+            (torch.randint(4, 20, (2, 7)), 0)]
+
+
+@exercise("11.2", "The decoder's self-attention mask", "Medium", 15,
+          hint="start from a (T, T) matrix that is True on and below the diagonal (rows are queries, "
+               "columns keys), then switch off the columns of padded keys; give the padding mask a "
+               "query axis of size 1 so that it broadcasts over the rows")
+def _decoder_self_mask(answer, hidden=False):
+    verify_function(
+        answer, reference=_decoder_mask, inputs=_mask_inputs(hidden), name="Exercise 11.2",
+        hint=_decoder_self_mask.exercise.hint,
+        # "builds the combination itself": not read back from an attention layer that combines them
+        forbidden=[(MultiHeadAttention, "forward"), (nn.MultiheadAttention, "forward"),
+                   (torch.nn.functional, "scaled_dot_product_attention"),
+                   (attention, "scaled_dot_product_attention")],
+        mistakes={
+            MISTAKES["causal_off_by_one"]:
+                (lambda ids, p: _decoder_mask(ids, p, _sees_next_token),
+                 "tril() keeps the diagonal and everything below it; tril(1) also lets i see i + 1"),
+            MISTAKES["causal_off_by_one"] + "; here token i cannot see itself":
+                (lambda ids, p: _decoder_mask(ids, p, _blind_to_itself),
+                 "tril() keeps the diagonal: a position may attend to itself"),
+            MISTAKES["mask_transposed"]:
+                (lambda ids, p: _decoder_mask(ids, p, lambda t: causal_mask(t).T),
+                 "row i is query i: it may see the columns j <= i, so True lies on and below the "
+                 "diagonal (tril, not triu)"),
+            MISTAKES["mask_inverted"]: (lambda ids, p: ~_decoder_mask(ids, p),
+                                        "True means 'may attend': real tokens in the past are True"),
+            "the target's padding left unmasked (the keys at <pad> must be False)":
+                (lambda ids, p: _decoder_mask(ids, p, keys=False),
+                 "combine the causal mask with tgt_in != pad_id, given a query axis: [:, None, :]"),
+            "the padding mask put on the queries (rows) instead of the keys (columns)":
+                (lambda ids, p: _decoder_mask(ids, p, keys=False, queries=True),
+                 "a padded token must not be attended to: switch off its column, [:, None, :], "
+                 "not its row"),
+            "the rows of padded queries switched off as well (only the keys, the columns, are masked)":
+                (lambda ids, p: _decoder_mask(ids, p, queries=True),
+                 "the exercise masks keys only: a padded query keeps the real keys before it "
+                 "(its output is ignored by the loss, and an all-False row would make its softmax 0/0)"),
+        })
+
+
+# ---------------------------------------------------------------------------------------------------
+# 11.3 A rung the lab did not climb: pre-norm
+# ---------------------------------------------------------------------------------------------------
+def _with_order(layer: EncoderLayer, norm_first: bool) -> EncoderLayer:
+    twin = copy.deepcopy(layer)
+    twin.norm_first = norm_first                             # the package's pre- or post-norm path
+    return twin
+
+
+def _pre_norm(x: torch.Tensor, key_mask: torch.Tensor, layer: EncoderLayer) -> torch.Tensor:
+    return _with_order(layer, True)(x, key_mask)[0]
+
+
+def _post_norm(x: torch.Tensor, key_mask: torch.Tensor, layer: EncoderLayer) -> torch.Tensor:
+    return _with_order(layer, False)(x, key_mask)[0]
+
+
+def _pre_norm_made_like(residuals: bool = True, chained: bool = True,
+                        second_norm: str = "norm_2") -> Callable[..., torch.Tensor]:
+    """A model answer in pre-norm order, with one mistake."""
+    def layer_out(x, key_mask, layer):
+        h = layer.norm_1(x)
+        a = layer.self_attn(h, h, h, key_mask=key_mask)[0]  # (B, T, C)
+        y = x + a if residuals else a
+        f = layer.feed_forward(getattr(layer, second_norm)(y if chained else x))
+        return y + f if residuals else f
+    return layer_out
+
+
+def _pre_norm_inputs(hidden: bool) -> list[tuple[torch.Tensor, torch.Tensor, EncoderLayer]]:
+    seed_everything(111 if hidden else 11)
+    d_model, heads, d_ff = (24, 3, 40) if hidden else (16, 2, 32)
+    layer = EncoderLayer(d_model, heads, d_ff, dropout=0.0).eval()
+    for norm in (layer.norm_1, layer.norm_2):              # not the identity
+        nn.init.normal_(norm.weight, 1.0, 0.3)
+        nn.init.normal_(norm.bias, 0.0, 0.3)
+    if hidden:  # far from zero mean (where the order of norm and sum matters most); a length-1 sentence
+        lengths = torch.tensor([5, 2, 1])
+        return [(torch.randn(3, 5, d_model) + 4.0, torch.arange(5) < lengths[:, None], layer),
+                (torch.randn(1, 1, d_model), torch.ones(1, 1, dtype=torch.bool), layer)]
+    return [(torch.randn(2, 6, d_model), torch.tensor([[True] * 6, [True] * 4 + [False] * 2]), layer),
+            (3 * torch.randn(1, 3, d_model), torch.ones(1, 3, dtype=torch.bool), layer)]
+
+
+@exercise("11.3", "A rung the lab did not climb: pre-norm", "Medium", 20,
+          hint="normalise the input of each sub-layer, not its output: the sub-layer reads "
+               "LayerNorm(x), and what it returns is added to x itself; the second sub-layer starts "
+               "from the sum the first one produced",
+          questions=[Question(
+              "Why does pre-norm make deep stacks easier to train?",
+              ("in pre-norm the residual path from the stack's input to its output is a plain sum, "
+               "x_N = x_0 + the sub-layers' changes", "so the gradient reaches every layer directly "
+               "through that sum, whatever the depth", "in post-norm the gradient to the early layers "
+               "passes through a LayerNorm per layer: at initialisation large near the output, small "
+               "near the input", "which is why post-norm stacks need a learning-rate warm-up"), 2)])
+def _pre_norm_layer(answer, hidden=False):
+    with torch.no_grad():
+        verify_function(
+            answer, reference=_pre_norm, inputs=_pre_norm_inputs(hidden), name="Exercise 11.3",
+            hint=_pre_norm_layer.exercise.hint,
+            forbidden=[(EncoderLayer, "forward")],           # "Do not call layer(...) itself"
+            mistakes={
+                "post-norm, the paper's order (LayerNorm after the residual sum)":
+                    (_post_norm, "pre-norm normalises what goes into a sub-layer, and adds the "
+                     "sub-layer's output to x without normalising the sum"),
+                MISTAKES["missing_residual"]:
+                    (_pre_norm_made_like(residuals=False), "each sub-layer's output is added to its "
+                     "input: x + SelfAttn(LN_1(x)), then that sum + FFN(LN_2(sum))"),
+                "the two sub-layers side by side on x (the feed-forward network must read the first "
+                "sum)": (_pre_norm_made_like(chained=False), "the feed-forward sub-layer reads "
+                         "LN_2 of x + SelfAttn(LN_1(x)), not LN_2(x)"),
+                "norm_1 used for both sub-layers (the feed-forward network has its own norm_2)":
+                    (_pre_norm_made_like(second_norm="norm_1"), "each sub-layer has its own "
+                     "LayerNorm: norm_1 before the self-attention, norm_2 before the feed-forward"),
+            })
+
+
+# ---------------------------------------------------------------------------------------------------
+# 11.4 Which rungs can see the word order?
+# ---------------------------------------------------------------------------------------------------
+_ORDER_MODELS = {
+    "rung 0": {},
+    "rung 3 without positions": {"num_heads": 4, "feed_forward": True},
+    "rung 6 without positions": {"num_heads": 4, "feed_forward": True, "residual_norm": True,
+                                 "self_attention": True, "causal": True},
+    "rung 1": {"positions": True},
+    "rung 6": {"positions": True, "num_heads": 4, "feed_forward": True, "residual_norm": True,
+               "self_attention": True, "causal": True},
+}
+
+
+def _order_blindness(translator: type[nn.Module], hidden: bool) -> tuple[bool, ...]:
+    """Each model of ``_ORDER_MODELS`` untrained: are its logits unchanged when every source sentence's
+    real words are shuffled (the target unchanged)?"""
+    generator = torch.Generator().manual_seed(111 if hidden else 11)
+    vocab, d_model = (40, 24) if hidden else (30, 16)
+    lengths = (12, 7, 3, 12, 9) if hidden else (9, 6, 9, 9)
+    width = max(lengths)
+    src = torch.randint(3, vocab, (len(lengths), width), generator=generator)
+    src[torch.arange(width) >= torch.tensor(lengths)[:, None]] = 0          # padding at the end
+    tgt_in = torch.randint(3, vocab, (len(lengths), 5 if hidden else 7), generator=generator)
+    if hidden:
+        tgt_in[1, 3:] = 0                                                   # a padded target too
+    shuffled = src.clone()
+    for row, n in enumerate(lengths):
+        shuffled[row, :n] = src[row, torch.randperm(n, generator=generator)]
+    measured = []
+    for flags in _ORDER_MODELS.values():
+        seed_everything(0)
+        model = translator(vocab, vocab, d_model, **flags).eval()
+        with torch.no_grad():
+            logits = [model(Batch(s, tgt_in, tgt_in, s != 0, tgt_in != 0, (s != 0).sum(-1)))
+                      for s in (src, shuffled)]
+        measured.append(bool(torch.allclose(*logits, atol=1e-5)))
+    return tuple(measured)
+
+
+@exercise("11.4", "Which rungs can see the word order?", "Medium", 15, kind="prediction",
+          hint="ask of each piece whether its output for a word depends on where the word stands; a "
+               "weighted sum over the keys does not care about their order, and shuffling the input "
+               "of self-attention only shuffles its output",
+          questions=[Question(
+              "Which piece decides? Explain your predictions.",
+              ("only the positional encoding decides: it makes a word's vector depend on where it "
+               "stands", "heads and the feed-forward network act on each word and each key separately",
+               "self-attention without positions is permutation-equivariant: shuffling its inputs "
+               "shuffles its outputs the same way", "the cross-attention's weighted sum does not "
+               "depend on the order of its terms"), 2)])
+def _order_blind(answer, hidden=False, *, translator: type[nn.Module]):
+    names, hint = list(_ORDER_MODELS), _order_blind.exercise.hint
+
+    def in_order():  # the learner's dict as a tuple in the order of the models; its form checked here
+        said = answer()   # (runs with the module's own functions refused: use none of them here)
+        if not isinstance(said, dict) or set(said) != set(names):
+            raise CheckFailed(f"Exercise 11.4: return a dict with exactly these keys: {names}; got "
+                              f"{said!r:.200}\nHint: {hint}")
+        if not all(isinstance(said[name], bool) for name in names):
+            raise CheckFailed("Exercise 11.4: each value must be True (logits unchanged) or False; got "
+                              f"{said!r:.200}\nHint: {hint}")
+        return tuple(said[name] for name in names)
+
+    verify_prediction(
+        in_order, name="Exercise 11.4", form=(bool,) * len(names),
+        measure=lambda: _order_blindness(translator, hidden), hint=hint,
+        labels=[f"{name}: logits unchanged when the source words are shuffled?" for name in names],
+        misconceptions={
+            0: "the belief that chapter 3's translator sees the word order (its prediction reads a "
+               "weighted sum over the source words, and a sum does not depend on the order of its "
+               "terms)",
+            1: "the belief that several heads or a feed-forward network see the word order (both act "
+               "on each word and each key separately)",
+            2: "the belief that self-attention by itself sees the word order (without positions it "
+               "only permutes its outputs along with its inputs)",
+            3: "the belief that positions change nothing when the words are shuffled (a shuffled word "
+               "gets the encoding of its new place, so its vector changes)",
+            4: "the belief that the Transformer is as blind to the order as chapter 3's model (its "
+               "positional encoding makes every word's vector depend on where it stands)",
+        })
+
+
+# ---------------------------------------------------------------------------------------------------
+# 11.5 The biggest step
+# ---------------------------------------------------------------------------------------------------
+def _steps(ladder: dict[str, float]) -> list[tuple[str, float]]:
+    """(rung, gain over the rung just below it) for every rung but the first."""
+    names, values = list(ladder), list(ladder.values())
+    return [(names[i], values[i] - values[i - 1]) for i in range(1, len(names))]
+
+
+def _biggest(ladder: dict[str, float]) -> tuple[str, float]:
+    return max(_steps(ladder), key=lambda step: step[1])
+
+
+def _from_first(ladder: dict[str, float]) -> tuple[str, float]:
+    first = next(iter(ladder.values()))
+    return max(((n, v - first) for n, v in list(ladder.items())[1:]), key=lambda step: step[1])
+
+
+def _largest_change(ladder: dict[str, float]) -> tuple[str, float]:
+    return max(_steps(ladder), key=lambda step: abs(step[1]))
+
+
+def _name_of_rung_below(ladder: dict[str, float]) -> tuple[str, float]:
+    names = list(ladder)
+    name, gain = _biggest(ladder)
+    return names[names.index(name) - 1], gain
+
+
+def _first_rung_from_zero(ladder: dict[str, float]) -> tuple[str, float]:
+    return max([next(iter(ladder.items())), *_steps(ladder)], key=lambda step: step[1])
+
+
+def _ladder_inputs(hidden: bool) -> list[tuple[dict[str, float]]]:
+    # exact match values that are exact in binary, so that a gain is the same whichever way it is
+    # computed (the answer is compared with ==)
+    if hidden:
+        return [({"r0": 0.875, "r1": 0.5, "r2": 0.625},),               # a high first rung
+                ({"a": 0.75, "b": 0.5, "c": 0.125, "d": 0.0},),         # every step a drop
+                ({"0: chapter 3": 0.0, "1: + positions": 0.3125, "2: + 4 heads": 0.5,
+                  "3: + feed-forward": 0.5625, "4: + Add & Norm": 0.625,
+                  "5: + self-attention": 0.0625, "6: + causal mask": 0.9375},)]
+    return [({"a": 0.0, "b": 0.375, "c": 0.5, "d": 0.75},),
+            ({"a": 0.25, "b": 0.875, "c": 0.0625, "d": 0.625},),
+            ({"base": 0.25, "next": 0.125},)]
+
+
+@exercise("11.5", "The biggest step", "Easy", 10,
+          hint="compare each rung with the one just below it, not with the first rung; keep the sign, "
+               "since a rung that loses accuracy has taken a step down",
+          questions=[Question(
+              "On your own ladder, is the biggest step the one you predicted?",
+              ("names the biggest step of their own ladder (on the authors' runs rung 6, the causal "
+               "mask) and compares it with their prediction", "rung 6's step is large because rung 5 "
+               "fell so low: it mostly repairs the damage of the step before", "the size of a step "
+               "depends on the rung it starts from, so each step is read with the rung below it"), 2),
+              Question(
+                  "The capstone's write-up: for every rung where your prediction (Exercise 11.1) was off "
+                  "by more than 0.2, a paragraph on what you expected and what the lab measured.",
+                  ("names every rung whose prediction was off by more than 0.2",
+                   "explains rung 5's collapse: the decoder without its mask reads the next word and "
+                   "copies it (teacher-forced accuracy near 1, greedy exact match near 0)",
+                   "explains what the causal mask restores at rung 6, and any other miss (such as "
+                   "positions at rung 1) with the lab's own numbers"), 3)])
+def _biggest_step(answer, hidden=False):
+    verify_function(
+        answer, reference=_biggest, inputs=_ladder_inputs(hidden), name="Exercise 11.5",
+        hint=_biggest_step.exercise.hint,
+        mistakes={
+            "gains measured from the first rung instead of the rung just below":
+                (_from_first, "subtract the exact match of the rung just below, values[i - 1], not "
+                 "that of the first rung"),
+            "the largest change in either direction (a drop is not a gain)":
+                (_largest_change, "keep the sign of each step: compare the gains themselves, not "
+                 "their sizes"),
+            "the name of the rung below the biggest step (the step belongs to the rung that takes it)":
+                (_name_of_rung_below, "a gain values[i] - values[i - 1] is the step of rung i: "
+                 "return names[i]"),
+            "the first rung counted as a step up from zero (it has nothing below it)":
+                (_first_rung_from_zero, "start at the second rung: the first is never the answer"),
+        })
