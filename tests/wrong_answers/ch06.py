@@ -37,9 +37,30 @@ def alibi_bias(t, num_heads):
     bias = slopes[:, None, None] * distance                   # the sign forgotten
     return bias.masked_fill(distance < 0, float("-inf"))
 '''),
-    Wrong("Exercise 6.5", "dimensions counted, not pairs (each pair is two dimensions)", '''
+    Wrong("Exercise 6.4", MISTAKES["mask_inverted"], '''
+def alibi_bias(t, num_heads):
+    slopes = 2.0 ** (-8.0 * torch.arange(1, num_heads + 1) / num_heads)
+    position = torch.arange(t, dtype=torch.float32)
+    distance = position[:, None] - position[None, :]
+    bias = -slopes[:, None, None] * distance
+    return bias.masked_fill(causal_mask(t), float("-inf"))    # True = may attend, filled
+'''),
+    Wrong("Exercise 6.2", "one frequency per feature (d_model terms), where the encoding has one "
+          "per pair (d_model / 2 terms)", '''
+def encoding_similarity(offsets, d_model):
+    rates = 10000.0 ** (-torch.arange(d_model, dtype=torch.float64) / d_model)
+    return torch.cos(offsets.double()[:, None] * rates).sum(dim=-1).float()
+'''),
+    Wrong("Exercise 6.5", "the belief that every dimension is a pair of its own (dimensions "
+          "counted, not pairs: each pair is two dimensions)", '''
 def full_turns_prediction():
     my_prediction = 20          # the stripes of dimensions 0 to 19
+    return my_prediction
+'''),
+    Wrong("Exercise 6.5", "the belief that a pair's wavelength is 1 / w_i positions (a full turn "
+          "is an angle of 2 pi, so the wavelength is 2 pi / w_i)", '''
+def full_turns_prediction():
+    my_prediction = 16          # 99 w_i >= 1
     return my_prediction
 '''),
 ]

@@ -43,10 +43,47 @@ def gated_encoder_parameters(d_model, d_ff, num_layers):
     gated = 3 * d_model * d_ff + 2 * d_ff + d_model       # biases, as in the chapter's FFN
     return num_layers * (attention + gated + 4 * d_model) + 2 * d_model
 '''),
-    Wrong("Exercise 7.4",
-          "padding queries taken as hidden too (the key mask hides keys, not queries)", '''
+    Wrong("Exercise 7.4", "the belief that the padding queries are hidden too (the key mask "
+          "hides keys, not queries: the padding queries read the real key 1 as well)", '''
 def padding_prediction():
     my_prediction = (4, 1)      # "padding is masked", so only the real tokens react
     return my_prediction
+'''),
+    Wrong("Exercise 7.4", "the belief that a masked position reaches no output at all (its own "
+          "output still moves, through the residual path and the feed-forward network)", '''
+def padding_prediction():
+    my_prediction = (6, 0)      # "masked means gone"
+    return my_prediction
+'''),
+    Wrong("Exercise 7.1", "eps added after the square root (sigma + eps, not sqrt(sigma^2 + eps))",
+          '''
+def layer_norm_channels_first(x, gamma, beta, eps):
+    mu = x.mean(dim=1, keepdim=True)
+    sigma = ((x - mu) ** 2).mean(dim=1, keepdim=True).sqrt()
+    return gamma[:, None] * (x - mu) / (sigma + eps) + beta[:, None]
+'''),
+    Wrong("Exercise 7.2", "two layer norms (norm_2 before the feed-forward network), where the "
+          "parallel block has one", '''
+def parallel_block(x, key_mask, layer):
+    h = layer.norm_1(x)
+    attended, _ = layer.self_attn(h, h, h, key_mask=key_mask)
+    return x + attended + layer.feed_forward(layer.norm_2(x))
+'''),
+    Wrong("Exercise 7.5", "feature t of every position changed (x[:, :, t]), not position t "
+          "(x[:, t])", '''
+def changed_positions(block, x, t):
+    x_changed = x.clone()
+    x_changed[..., t] += 1.0
+    with torch.no_grad():
+        diff = (block(x_changed) - block(x)).abs().amax(dim=-1)
+    return diff[0] > 1e-6
+'''),
+    Wrong("Exercise 7.5", "the input changed in place, so both runs saw the changed input", '''
+def changed_positions(block, x, t):
+    x_changed = x
+    x_changed[:, t] += 1.0
+    with torch.no_grad():
+        diff = (block(x_changed) - block(x)).abs().amax(dim=-1)
+    return diff[0] > 1e-6
 '''),
 ]

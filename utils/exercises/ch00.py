@@ -1,100 +1,18 @@
 """Chapter 0's exercises (getting started): their checks, references and named mistakes.
 
-Two exercises ask for code without a Python loop. ``_refuse_python_loops`` refuses a loop by what it
-does, not by how it is spelled: the learner's own lines run more often on a larger input, whether the
-loop is a ``for``, a ``while``, a comprehension, ``map`` with a lambda or a recursion. Chapter 1 uses
-it too.
+Two exercises ask for code without a Python loop: ``utils.exercises.common.refuse_python_loops``
+refuses one by what it does, however it is spelled.
 """
 
 from __future__ import annotations
 
-import os
-import site
-import sys
-import sysconfig
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable
 
 import torch
 
-from utils import checks
-from utils.checks import MISTAKES, CheckFailed, verify_function, verify_prediction
+from utils.checks import MISTAKES, verify_function, verify_prediction
 from utils.exercises import Question, exercise
-
-
-def _library_prefixes() -> tuple[str, ...]:
-    """Folders whose code is not the learner's: Python's own, the installed packages, ``utils``."""
-    folders = [*sysconfig.get_paths().values(), sys.prefix, sys.base_prefix, sys.exec_prefix,
-               os.path.dirname(checks.__file__)]
-    try:
-        folders += [*site.getsitepackages(), site.getusersitepackages()]
-    except AttributeError:  # an old virtualenv's site module lacks them
-        pass
-    found = {os.path.join(p, "") for folder in folders if folder
-             for p in (folder, os.path.realpath(folder))}
-    return tuple(sorted(found)) + ("<frozen",)
-
-
-_LIBRARIES = _library_prefixes()
-
-
-def _python_steps(answer: Callable[..., Any], args: Sequence[Any], name: str,
-                  where: str) -> tuple[int, Any]:
-    """(how many calls and lines of the learner's own code ran, the result) for ``answer(*args)``.
-
-    A line counts again each time a loop jumps back to it, and each call of a learner's function
-    (a lambda given to ``map``, a recursion) counts once: a loop makes the count grow with the input.
-    """
-    own = getattr(getattr(answer, "__code__", None), "co_filename", None)
-    count = 0
-
-    def in_frame(frame, event, arg):
-        nonlocal count
-        if event == "line":
-            count += 1
-        return in_frame
-
-    def on_call(frame, event, arg):
-        nonlocal count
-        filename = frame.f_code.co_filename
-        if filename != own and filename.startswith(_LIBRARIES):
-            return None  # library code: not traced
-        count += 1
-        return in_frame
-
-    before = sys.gettrace()
-    sys.settrace(on_call)
-    try:
-        result = answer(*args)
-    except Exception as err:  # noqa: BLE001 - a learner's code may raise anything
-        raise CheckFailed(f"{name}: your function raised {type(err).__name__}: {err} (on "
-                          f"{where})") from None
-    finally:
-        sys.settrace(before)
-    return count, result
-
-
-def _refuse_python_loops(answer: Callable[..., Any], small: Sequence[Any], large: Sequence[Any], *,
-                         name: str, sizes: tuple[str, str], threshold: int, hint: str) -> None:
-    """Refuse an answer whose own Python code runs ``threshold`` or more steps more on ``large`` than
-    on ``small`` (inputs that differ only in the sizes a loop would run over): a Python loop."""
-    few, _ = _python_steps(answer, small, name, sizes[0])
-    many, _ = _python_steps(answer, large, name, sizes[1])
-    if many - few >= threshold:
-        raise CheckFailed(
-            f"{name}: your values are right, but your own Python code runs {few} steps on {sizes[0]} "
-            f"and {many} on {sizes[1]}: that is a Python loop (a for or while loop, a comprehension, "
-            "map with a lambda, or a recursion), which this exercise asks you to do without"
-            f"\nHint: {hint}")
-
-
-def _refuse_non_int(answer: Callable[..., Any], args: Sequence[Any], name: str) -> None:
-    """Refuse an answer whose value is right but is not a Python ``int`` (a tensor, a float)."""
-    _, result = _python_steps(answer, args, name, f"the input {args!r}")
-    if isinstance(result, bool) or not isinstance(result, int):
-        raise CheckFailed(f"{name}: the count is right, but it is a {type(result).__name__}; the "
-                          "exercise asks for a Python int\nHint: int(...) turns a one-element "
-                          "tensor into a Python int")
+from utils.exercises.common import refuse_non_int, refuse_python_loops
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -215,7 +133,7 @@ def _cross_weights(answer, hidden=False):
                                                     "transpose"),
         })
     g = torch.Generator().manual_seed(7)
-    _refuse_python_loops(  # every size a loop could run over grows by 8
+    refuse_python_loops(  # every size a loop could run over grows by 8
         answer, (torch.randn(2, 2, 2, generator=g), torch.randn(2, 3, 2, generator=g)),
         (torch.randn(10, 10, 10, generator=g), torch.randn(10, 11, 10, generator=g)),
         name="Exercise 0.2", sizes=("x, y of shapes (2, 2, 2) and (2, 3, 2)",
@@ -327,8 +245,8 @@ def _count_crossings(answer, hidden=False):
                  "a crossing is a pair whose earlier target word translates the later source "
                  "word: alignment[i] > alignment[i']"),
         })
-    _refuse_python_loops(answer, ((1, 0),), (tuple(range(16, -1, -1)),), name="Exercise 0.4",
+    refuse_python_loops(answer, ((1, 0),), (tuple(range(16, -1, -1)),), name="Exercise 0.4",
                          sizes=("an alignment of 2 words", "one of 17"), threshold=8,
                          hint="compare the alignment with itself by broadcasting, a[:, None] > "
                               "a[None, :], as the scores compare all tokens with all tokens")
-    _refuse_non_int(answer, ((0, 2, 1),), "Exercise 0.4")
+    refuse_non_int(answer, ((0, 2, 1),), "Exercise 0.4")

@@ -8,7 +8,7 @@ from torch import nn
 
 from utils.checks import MISTAKES, verify_function, verify_prediction
 from utils.exercises import Question, exercise
-from utils.exercises.ch00 import _refuse_non_int, _refuse_python_loops
+from utils.exercises.common import refuse_non_int, refuse_python_loops
 from utils.rnn import RNNAttention
 
 
@@ -91,7 +91,7 @@ def _mean_context(answer, hidden=False):
                                         "positions 0 .. n - 1, so position i is real when i < n"),
         })
     g = torch.Generator().manual_seed(12)
-    _refuse_python_loops(
+    refuse_python_loops(
         answer, (torch.randn(2, 5, 3, generator=g), torch.tensor([3, 5])),
         (torch.randn(18, 5, 3, generator=g), torch.randint(1, 6, (18,), generator=g)),
         name="Exercise 1.1", sizes=("a batch of 2 sentences", "a batch of 18"), threshold=8,
@@ -351,4 +351,4 @@ def _strided_field(answer, hidden=False):
                  "a layer's own stride decides which of its outputs are kept, not how far apart "
                  "its taps are: multiply the step after the layer is counted"),
         })
-    _refuse_non_int(answer, (3, [2, 2]), "Exercise 1.5")
+    refuse_non_int(answer, (3, [2, 2]), "Exercise 1.5")

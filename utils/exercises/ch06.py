@@ -1,0 +1,288 @@
+"""Chapter 6's exercises (positional encoding): their checks, references and named mistakes.
+
+Shapes: T positions, C = d_model features, D head size, H heads, K offsets.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import numpy as np
+import torch
+
+import utils.positional
+from utils.attention import causal_mask
+from utils.checks import MISTAKES, verify_function, verify_prediction
+from utils.exercises import Question, exercise
+from utils.positional import apply_rotary, frequencies, sinusoidal_encoding
+
+
+def _randn(seed: int) -> Callable[..., torch.Tensor]:
+    """torch.randn drawing from its own generator (the learner's random state stays untouched)."""
+    generator = torch.Generator().manual_seed(seed)
+    return lambda *shape, **options: torch.randn(*shape, generator=generator, **options)
+
+
+# ---------------------------------------------------------------------------------------------------
+# 6.1 The sinusoidal table in another layout
+# ---------------------------------------------------------------------------------------------------
+def _halves(table: torch.Tensor) -> torch.Tensor:
+    """(N, C) table, sines in the even and cosines in the odd columns -> sines, then cosines."""
+    return torch.cat([table[:, 0::2], table[:, 1::2]], dim=1)
+
+
+def _half_split_reference(max_len: int, d_model: int, base: float) -> torch.Tensor:
+    return _halves(sinusoidal_encoding(max_len, d_model, base))
+
+
+def _half_split_made_like(exponent: float = 2.0, cosines_first: bool = False) -> Callable:
+    """A model answer: the half-split table with pair i at base^(-exponent i / C)."""
+    def table(max_len: int, d_model: int, base: float) -> torch.Tensor:
+        pair = torch.arange(d_model // 2, dtype=torch.float64)
+        angles = torch.arange(max_len, dtype=torch.float64)[:, None] * base ** (
+            -exponent * pair / d_model)  # (max_len, C/2)
+        halves = [torch.cos(angles), torch.sin(angles)] if cosines_first else [
+            torch.sin(angles), torch.cos(angles)]
+        return torch.cat(halves, dim=-1).float()
+    return table
+
+
+@exercise("6.1", "The sinusoidal table in another layout", "Easy", 10,
+          hint="every frequency serves one sine column and one cosine column, and the "
+               "frequencies slow down from the first pair to the last; compute the table of "
+               "angles position times frequency once, then place its sines in the first half "
+               "of the features and its cosines in the second",
+          questions=[Question(
+              "Why can a trained model not tell the two layouts apart?",
+              ("the half-split table holds the chapter's columns in another order: the chapter's "
+               "table times a permutation matrix",
+               "the learned weights absorb the permutation (the matrices that read or write the "
+               "features, the layer norm's gain and bias permuted the same way); sums need nothing",
+               "so for every set of weights trained with one layout there is one for the other "
+               "that computes the same function: training has no reason to prefer either"), 2)])
+def _half_split_table(answer, hidden=False):
+    inputs = ([(1, 6, 10000.0), (64, 32, 100.0), (17, 2, 3.0), (100, 64, 1e6)] if hidden else
+              [(10, 4, 10000.0), (50, 16, 10000.0), (7, 2, 10000.0), (30, 8, 500.0)])
+    verify_function(
+        answer, reference=_half_split_reference, inputs=inputs, name="Exercise 6.1",
+        hint=_half_split_table.exercise.hint,
+        mistakes={
+            "the chapter's layout (sines and cosines interleaved), not the sines first and then "
+            "the cosines": (sinusoidal_encoding, "put every sine column before every cosine "
+                            "column: sin(pos w_i) in column i, cos(pos w_i) in column C/2 + i"),
+            "the cosines first and the sines second": (_half_split_made_like(cosines_first=True),
+                                                       "the sines come first"),
+            "a frequency with i in the exponent where the formula has 2i (base^(-i / d_model))":
+                (_half_split_made_like(exponent=1.0), "pair i has the frequency base^(-2i / "
+                 "d_model): its exponent counts the features of the pairs before it"),
+            "the base ignored (the chapter's 10000 used whatever base is given)":
+                (lambda n, d, base: _halves(sinusoidal_encoding(n, d)),
+                 "use the base you are given: w_i = base^(-2i / d_model)"),
+        })
+
+
+# ---------------------------------------------------------------------------------------------------
+# 6.2 Similarity from the formula
+# ---------------------------------------------------------------------------------------------------
+def _similarity_from_table(offsets: torch.Tensor, d_model: int) -> torch.Tensor:
+    """PE(p) . PE(p + k) measured on the table, from a start p far enough from position 0."""
+    start = int(offsets.abs().max()) + 3  # any start gives the same values
+    table = sinusoidal_encoding(2 * start + 1, d_model).double()  # (2 start + 1, C)
+    return (table[start + offsets] @ table[start]).float()
+
+
+def _cosine_sum(rates: Callable[[int], torch.Tensor]) -> Callable:
+    """A model answer: sum_i cos(k w_i) over the frequencies ``rates(d_model)``."""
+    def similarity(offsets: torch.Tensor, d_model: int) -> torch.Tensor:
+        angles = offsets.double()[:, None] * rates(d_model)[None, :]  # (K, number of rates)
+        return torch.cos(angles).sum(dim=-1).float()
+    return similarity
+
+
+# no route to the sines, so no encoding vectors (the package's table is built with torch.sin)
+_SINES = [(torch, "sin"), (torch.Tensor, "sin"), (torch.Tensor, "sin_"), (math, "sin"), (np, "sin"),
+          (utils.positional, "sinusoidal_encoding")]
+
+
+@exercise("6.2", "Similarity from the formula", "Medium", 15,
+          hint="each feature pair contributes a product of two sines plus a product of two "
+               "cosines, at angles that differ by k times the pair's frequency; one "
+               "trigonometric identity turns that sum into a single cosine of the difference",
+          questions=[Question(
+              "Why is the value at offset 0 always d_model/2?",
+              ("at offset 0 every term is cos 0 = 1",
+               "there is one term per pair of dimensions: d_model/2 of them",
+               "seen from the vectors: PE(p) . PE(p) is the squared length, and each pair adds "
+               "sin^2 + cos^2 = 1, so every position's vector has length sqrt(d_model/2)"), 1)])
+def _encoding_similarity(answer, hidden=False):
+    inputs = ([(torch.tensor([0]), 2), (torch.tensor([-1000, -1, 999, 1000]), 8),
+               (torch.arange(-30, 31, 4), 128)] if hidden else
+              [(torch.tensor([0, 1, 2, 5]), 4), (torch.arange(-60, 61, 7), 64),
+               (torch.tensor([-3, 3]), 16)])
+    verify_function(
+        answer, reference=_similarity_from_table, inputs=inputs, name="Exercise 6.2", atol=1e-4,
+        hint=_encoding_similarity.exercise.hint, forbidden=_SINES,
+        mistakes={
+            "one frequency per feature (d_model terms), where the encoding has one per pair "
+            "(d_model / 2 terms)": (_cosine_sum(lambda d: 10000.0 ** (
+                -torch.arange(0, d, dtype=torch.float64) / d)),
+                "the features come in d_model / 2 pairs, one frequency per pair: sum d_model / 2 "
+                "cosines"),
+            "a frequency with i in the exponent where the formula has 2i (10000^(-i / d_model))":
+                (_cosine_sum(lambda d: 10000.0 ** (-torch.arange(d // 2, dtype=torch.float64) / d)),
+                 "pair i has the frequency 10000^(-2i / d_model), the chapter's w_i"),
+            "frequencies 10000^(+2i / d_model), where the formula divides by that power":
+                (_cosine_sum(lambda d: 10000.0 ** (torch.arange(0, d, 2, dtype=torch.float64) / d)),
+                 "w_i = 1 / 10000^(2i / d_model): the frequencies fall from 1 to about 1/10000"),
+        })
+
+
+# ---------------------------------------------------------------------------------------------------
+# 6.3 Rotary embedding with split halves
+# ---------------------------------------------------------------------------------------------------
+def _rope_by_interleaving(x: torch.Tensor) -> torch.Tensor:
+    """Put each pair (i, i + D/2) side by side, rotate with the package's apply_rotary, reorder back."""
+    d = x.shape[-1]
+    order = torch.arange(d).view(2, d // 2).T.flatten()  # 0, D/2, 1, D/2 + 1, ...
+    out = torch.empty_like(x)
+    out[..., order] = apply_rotary(x[..., order])
+    return out
+
+
+def _rope_halves_made_like(sign: float = 1.0, exponent: float = 2.0, first: int = 0) -> Callable:
+    """A model answer: pair (i, i + D/2) at position pos turned by sign * (pos + first) * w_i, with
+    w_i = 10000^(-exponent * i / D)."""
+    def rotate(x: torch.Tensor) -> torch.Tensor:
+        t, d = x.shape[-2], x.shape[-1]
+        rates = 10000.0 ** (-exponent * torch.arange(d // 2, dtype=torch.float64) / d)  # (D/2,)
+        theta = sign * torch.arange(first, first + t, dtype=torch.float64)[:, None] * rates
+        cos, sin = torch.cos(theta).to(x.dtype), torch.sin(theta).to(x.dtype)  # (T, D/2)
+        one, two = x[..., : d // 2], x[..., d // 2:]
+        return torch.cat([one * cos - two * sin, one * sin + two * cos], dim=-1)
+    return rotate
+
+
+def _rope_inputs(hidden: bool) -> list[tuple[torch.Tensor]]:
+    randn = _randn(106 if hidden else 6)
+    if hidden:  # one position, one pair, a long sequence, and double precision
+        return [(randn(1, 2),), (randn(2, 2, 9, 2),), (randn(3, 60, 32),),
+                (randn(4, 6, dtype=torch.float64),)]
+    return [(randn(5, 4),), (randn(2, 3, 7, 8),), (randn(1, 12, 16),)]
+
+
+@exercise("6.3", "Rotary embedding with split halves", "Medium", 20,
+          hint="it is the same rotation as in the chapter, only the partners differ: the "
+               "first half of the features holds the first member of every pair and the "
+               "second half the other, and pair i turns at the frequency of pair i in the "
+               "interleaved layout")
+def _rope_rotate_halves(answer, hidden=False):
+    verify_function(
+        answer, reference=_rope_by_interleaving, inputs=_rope_inputs(hidden), name="Exercise 6.3",
+        hint=_rope_rotate_halves.exercise.hint,
+        mistakes={
+            "neighbouring features paired (2i with 2i + 1) as in the chapter, not i with i + D/2":
+                (apply_rotary, "here feature i's partner is feature i + D/2: take the first and "
+                 "the second half of the features, not the even and the odd ones"),
+            "the pairs turned the wrong way (by -theta: the sign of sin flipped)":
+                (_rope_halves_made_like(sign=-1.0), "the first member becomes x_i cos - x_(i+D/2) "
+                 "sin, the second x_i sin + x_(i+D/2) cos"),
+            "a frequency with i in the exponent where the formula has 2i (10000^(-i / D))":
+                (_rope_halves_made_like(exponent=1.0), "theta = pos / 10000^(2i/D)"),
+            "positions counted from 1 (the first position must stay as it is)":
+                (_rope_halves_made_like(first=1), "count the positions from 0: torch.arange(T)"),
+        })
+
+
+# ---------------------------------------------------------------------------------------------------
+# 6.4 ALiBi: positions as a penalty on the scores
+# ---------------------------------------------------------------------------------------------------
+def _alibi_model(t: int, num_heads: int, sign: float = -1.0, first_head: int = 1,
+                 hide: Callable[[int], torch.Tensor] | None = None,
+                 reverse: bool = False) -> torch.Tensor:
+    """(H, T, T) bias sign * m_h * (i - j), m_h = 2^(-8 (h + first_head) / H), and -inf where
+    ``hide(T)`` is True (by default at the keys after the query)."""
+    slopes = torch.tensor([2.0 ** (-8.0 * (h + first_head) / num_heads) for h in range(num_heads)])
+    slopes = slopes.flip(0) if reverse else slopes
+    distance = torch.tensor([[float(i - j) for j in range(t)] for i in range(t)])  # (T, T)
+    hidden = hide(t) if hide is not None else ~causal_mask(t)
+    return (sign * slopes[:, None, None] * distance).masked_fill(hidden, float("-inf"))
+
+
+def _alibi_hiding(hide: Callable[[int], torch.Tensor]) -> Callable:
+    return lambda t, num_heads: _alibi_model(t, num_heads, hide=hide)
+
+
+@exercise("6.4", "ALiBi: positions as a penalty on the scores", "Medium", 15,
+          hint="the bias of a (query, key) pair depends only on how far back the key lies: "
+               "zero on the diagonal, more negative the further back, with a different "
+               "steepness per head, the steepest head first; the keys after the query must "
+               "get a score the softmax turns into a weight of exactly zero")
+def _alibi_bias(answer, hidden=False):
+    inputs = [(1, 1), (7, 16), (3, 4), (10, 5)] if hidden else [(4, 2), (6, 8), (1, 3), (5, 1)]
+    verify_function(
+        answer, reference=_alibi_model, inputs=inputs, name="Exercise 6.4",
+        hint=_alibi_bias.exercise.hint,
+        mistakes={
+            MISTAKES["causal_off_by_one"]: (_alibi_hiding(
+                lambda s: torch.ones(s, s, dtype=torch.bool).triu(diagonal=2)),
+                "-inf at every key j > i, the key just after the query included"),
+            MISTAKES["mask_transposed"]: (_alibi_hiding(
+                lambda s: torch.ones(s, s, dtype=torch.bool).tril(diagonal=-1)),
+                "row i is the query, column j the key: -inf above the diagonal, where j > i"),
+            MISTAKES["mask_inverted"]: (_alibi_hiding(causal_mask),
+                                        "causal_mask(T) is True where the query may attend: fill "
+                                        "-inf where it is False"),
+            "no -inf at the keys after the query (the causal mask left out)": (
+                _alibi_hiding(lambda s: torch.zeros(s, s, dtype=torch.bool)),
+                "the same addition must also apply the causal mask: -inf where j > i"),
+            "a bonus for distance (+m (i - j)) where ALiBi subtracts a penalty":
+                (lambda t, n: _alibi_model(t, n, sign=1.0), "the farther back the key, the lower "
+                 "its score: -m_h (i - j)"),
+            "slopes counted from h = 0 (the first head's slope is 2^(-8 / H), not 1)":
+                (lambda t, n: _alibi_model(t, n, first_head=0), "m_h = 2^(-8 (h + 1) / H): for "
+                 "8 heads 1/2, 1/4, ..., 1/256"),
+            "the slopes in reverse order (head 0 must be the steepest)":
+                (lambda t, n: _alibi_model(t, n, reverse=True), "m_0 = 2^(-8 / H) is the largest "
+                 "slope; each next head's is smaller"),
+        })
+
+
+# ---------------------------------------------------------------------------------------------------
+# 6.5 Predict: how many pairs turn fully?
+# ---------------------------------------------------------------------------------------------------
+def _pairs_turning(limit: float) -> int:
+    """The pairs of the chapter's table (d_model 64) whose angle at position 99 reaches ``limit``."""
+    return int((99 * frequencies(64) >= limit).sum())
+
+
+@exercise("6.5", "Predict: how many pairs turn fully?", "Easy", 10, kind="prediction",
+          hint="a pair completes a turn once position times its frequency reaches 2 pi; the "
+               "frequencies fall by the same factor from each pair to the next, so find the "
+               "last pair whose wavelength, 2 pi over its frequency, is still at most 99 "
+               "positions",
+          questions=[Question(
+              "Explain your prediction (written before the check ran): which pairs complete a "
+              "full turn by position 99, and why?",
+              ("pair i turns fully when 99 w_i >= 2 pi, that is when 10000^(2i/64) <= 99 / 2 pi, "
+               "about 15.8",
+               "taking log10: i/8 <= 1.2, so i <= 9.6: pairs 0 to 9, ten pairs (dimensions 0 to 19)",
+               "in the heatmap, the fast stripes on the left; the slower pairs cover less than "
+               "one period"), 2)])
+def _predict_turns(answer, hidden=False):
+    verify_prediction(
+        answer, name="Exercise 6.5", form=int, measure=lambda: _pairs_turning(2 * math.pi),
+        labels=("pairs of 32 that complete a full turn by position 99",),
+        misconceptions={0: _turns_belief})
+
+
+def _turns_belief(said: int) -> str:
+    """What a wrong count reveals (called once the prediction is recorded and the count measured)."""
+    if said == 2 * _pairs_turning(2 * math.pi):
+        return ("the belief that every dimension is a pair of its own (dimensions counted, not "
+                "pairs: each pair is two dimensions)")
+    if said == _pairs_turning(1.0):
+        return ("the belief that a pair's wavelength is 1 / w_i positions (a full turn is an angle "
+                "of 2 pi, so the wavelength is 2 pi / w_i)")
+    return ("the belief that the frequencies fall in equal steps (they fall by the same factor, "
+            "10000^(2/64), from each pair to the next: count on a logarithmic scale)")
