@@ -60,7 +60,11 @@ def exercises_of(path: Path) -> list[dict]:
     found = find_exercises(nb, path)
     for block, ex in zip(blocks, found, strict=False):
         block["name"] = ex.name
-        block["by_hand"] = sum(q.points for q in ex.registered.questions) if ex.registered else 0
+        entry = ex.registered
+        if entry is not None:  # the registry defines it (its text in the notebook says the same)
+            block.update(title=entry.title, level=entry.difficulty, minutes=entry.minutes,
+                         points=entry.points)
+        block["by_hand"] = sum(q.points for q in entry.questions) if entry else 0
     return blocks
 
 

@@ -81,6 +81,10 @@ def answered(reference: nbformat.NotebookNode, answers: dict[str, str]) -> nbfor
             f"{grade_id}-solution")]
         for k, cell in enumerate(cells):
             cell.source = code if k == 0 else "pass"
+        if not cells:  # a lab's repair: the learner's version of the component, just before its check
+            at = next(i for i, c in enumerate(nb.cells)
+                      if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id)
+            nb.cells.insert(at, nbformat.v4.new_code_cell(code))
     return nb
 
 

@@ -11,3 +11,7 @@ c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
 # a laptop CPU). A cell gets this many seconds before it counts as failed.
 c.ExecutePreprocessor.timeout = 1800
 c.Execute.timeout = 1800
+# On a JupyterHub, the course's id and the exchange folder that teachers and students share (the same
+# two lines go into /etc/jupyter/nbgrader_config.py on the students' image):
+# c.CourseDirectory.course_id = "attention"
+# c.Exchange.root = "/srv/nbgrader/exchange"
