@@ -15,8 +15,9 @@ import torch.nn.functional as F
 from torch import nn
 
 from utils.attention import MultiHeadAttention, copy_from_torch_mha
-from utils.checks import MISTAKES, CheckFailed, verify_function
+from utils.checks import MISTAKES, verify_function
 from utils.exercises import Question, exercise
+from utils.exercises.common import refuse_as_is
 
 
 def _randn(seed: int) -> Callable[..., torch.Tensor]:
@@ -158,24 +159,13 @@ def _gqa_inputs(hidden: bool) -> list[tuple[torch.Tensor, ...]]:
 _FUSED_ATTENTION = [(F, "scaled_dot_product_attention")]
 
 
-def _refuse_as_is(answer: Any, routes: list[tuple[Any, str]], name: str) -> None:
-    """Refuse an answer that *is* a refused function (or a functools.partial of one): held as it is,
-    it would bypass the refusal, which replaces the function where it is looked up."""
-    inner = getattr(answer, "func", None) or getattr(answer, "__wrapped__", None)
-    for owner, attribute in routes:
-        original = getattr(owner, attribute)
-        if answer is original or inner is original:
-            raise CheckFailed(f"{name}: your answer is {owner.__name__}.{attribute} itself; the "
-                              "exercise asks you to write it without that function")
-
-
 @exercise("5.3", "Fewer key and value heads", "Medium", 20,
           hint="give every query head its own copy of the key and value head of its group, "
                "so that both sides have H heads again; the groups are consecutive, so each "
                "shared head is copied H / G times in a row. After that it is ordinary "
                "multi-head attention, one softmax per head")
 def _grouped_query_attention(answer, hidden=False):
-    _refuse_as_is(answer, _FUSED_ATTENTION, "Exercise 5.3")
+    refuse_as_is(answer, _FUSED_ATTENTION, "Exercise 5.3")
     verify_function(
         answer, reference=_gqa_reference, inputs=_gqa_inputs(hidden), name="Exercise 5.3",
         hint=_grouped_query_attention.exercise.hint, forbidden=_FUSED_ATTENTION,

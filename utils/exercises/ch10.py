@@ -12,7 +12,7 @@ while the learner's function runs each of those is refused, and so is an answer 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -21,25 +21,14 @@ from torch import nn
 
 import utils.attention
 import utils.efficient
-from utils.checks import MISTAKES, CheckFailed, verify_function
+from utils.checks import MISTAKES, verify_function
 from utils.exercises import Question, exercise
+from utils.exercises.common import refuse_as_is
 
 
 def _randn(generator: torch.Generator) -> Callable[..., torch.Tensor]:
     """torch.randn drawing from ``generator`` (the learner's global random state stays untouched)."""
     return lambda *shape: torch.randn(*shape, generator=generator)
-
-
-def _refuse_as_is(answer: Any, forbidden: Sequence[tuple[Any, str]], name: str) -> None:
-    """Refuse an answer that *is* a refused function (``subsequent_mask = causal_mask``): called as it
-    is, it would bypass the refusal, which replaces the function where it is looked up."""
-    inner = getattr(answer, "func", None) or getattr(answer, "__wrapped__", None)
-    for owner, attribute in forbidden:
-        original = getattr(owner, attribute)
-        if answer is original or inner is original:
-            label = f"{getattr(owner, '__name__', type(owner).__name__)}.{attribute}"
-            raise CheckFailed(f"{name}: your answer is {label} itself, not the lab's code repaired; "
-                              "fix the slip in the lab's own function, in place")
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -79,7 +68,8 @@ _MASK_ROUTES = [(utils.attention, "causal_mask")]
                "at inference the last position has no i + 1 to copy from, and it is the only "
                "position greedy decoding reads"), 2)])
 def _check_subsequent_mask(answer, hidden=False):
-    _refuse_as_is(answer, _MASK_ROUTES, "Exercise 10.1")
+    refuse_as_is(answer, _MASK_ROUTES, "Exercise 10.1",
+                 "not the lab's code repaired; fix the slip in the lab's own function, in place")
     verify_function(
         answer, reference=_causal_mask, inputs=_mask_inputs(hidden), name="Exercise 10.1",
         hint=_check_subsequent_mask.exercise.hint, forbidden=_MASK_ROUTES,
@@ -147,7 +137,8 @@ _ATTENTION_ROUTES = [(F, "scaled_dot_product_attention"),
           hint="a key the mask hides must get weight exactly zero, and the weights a query "
                "keeps must still sum to one: the mask must act before the normalisation")
 def _check_attend(answer, hidden=False):
-    _refuse_as_is(answer, _ATTENTION_ROUTES, "Exercise 10.2")
+    refuse_as_is(answer, _ATTENTION_ROUTES, "Exercise 10.2",
+                 "not the lab's code repaired; fix the slip in the lab's own function, in place")
     verify_function(
         answer, reference=_attention, inputs=_attention_inputs(hidden), name="Exercise 10.2",
         hint=_check_attend.exercise.hint, forbidden=_ATTENTION_ROUTES,
@@ -218,7 +209,8 @@ _SPLIT_ROUTES = [(utils.attention.MultiHeadAttention, "_split")]
                "the features of each token must first be cut into heads, (B, T, H, D), and only then "
                "may the head axis move in front of the tokens"), 2)])
 def _check_split_heads(answer, hidden=False):
-    _refuse_as_is(answer, _SPLIT_ROUTES, "Exercise 10.3")
+    refuse_as_is(answer, _SPLIT_ROUTES, "Exercise 10.3",
+                 "not the lab's code repaired; fix the slip in the lab's own function, in place")
     verify_function(
         answer, reference=_split_heads, inputs=_split_inputs(hidden), name="Exercise 10.3",
         hint=_check_split_heads.exercise.hint, forbidden=_SPLIT_ROUTES,
@@ -285,7 +277,8 @@ _NORM_ROUTES = [(F, "layer_norm"), (torch, "layer_norm"), (torch, "native_layer_
                "the learned gain gamma absorbs a constant factor, so the model trains almost as well; "
                "only its outputs differ from other implementations"), 2)])
 def _check_layer_norm(answer, hidden=False):
-    _refuse_as_is(answer, _NORM_ROUTES, "Exercise 10.4")
+    refuse_as_is(answer, _NORM_ROUTES, "Exercise 10.4",
+                 "not the lab's code repaired; fix the slip in the lab's own function, in place")
     verify_function(
         answer, reference=_layer_norm, inputs=_norm_inputs(hidden), name="Exercise 10.4",
         hint=_check_layer_norm.exercise.hint, forbidden=_NORM_ROUTES,

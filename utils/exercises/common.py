@@ -91,3 +91,16 @@ def refuse_non_int(answer: Callable[..., Any], args: Sequence[Any], name: str) -
         raise CheckFailed(f"{name}: the count is right, but it is a {type(result).__name__}; the "
                           "exercise asks for a Python int\nHint: int(...) turns a one-element "
                           "tensor into a Python int")
+
+
+def refuse_as_is(answer: Any, routes: Sequence[tuple[Any, str]], name: str, why: str = "the exercise "
+                 "asks you to write it without that function") -> None:
+    """Refuse an answer that *is* a refused function, or a ``functools.partial`` or wrapper of one
+    (``subsequent_mask = causal_mask``): held as it is, it would bypass the refusal, which replaces the
+    function where it is looked up."""
+    inner = getattr(answer, "func", None) or getattr(answer, "__wrapped__", None)
+    for owner, attribute in routes:
+        original = getattr(owner, attribute)
+        if answer is original or inner is original:
+            label = f"{getattr(owner, '__name__', type(owner).__name__)}.{attribute}"
+            raise CheckFailed(f"{name}: your answer is {label} itself; {why}")
