@@ -179,7 +179,8 @@ def _check_names(entry: str) -> list[str]:
     """The exercise names the notebook's auto-checks use, in order ("Exercise 4.1", ...)."""
     names = []
     for cell in _cells(entry, "code"):
-        names += re.findall(r"""\bname\s*=\s*["'](Exercise \d+\.\d+)["']""", _source(cell))
+        names += [f"Exercise {number}" for number in
+                  re.findall(r"""\bcheck\(\s*["'](\d+\.\d+)["']""", _source(cell))]
     return list(dict.fromkeys(names))
 
 
