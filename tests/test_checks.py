@@ -275,15 +275,15 @@ def _stub(x):
 def test_a_student_run_prints_one_line_for_an_unfinished_exercise_and_goes_on(monkeypatch, capsys):
     monkeypatch.delenv("COURSE_CHECKS")
     assert not strict()
-    assert check_function(_stub, _reference, _inputs(), name="Exercise 0.1", hint=HINT) is False
+    assert check_function(_stub, _reference, _inputs(), name="Exercise 0.1", hint=HINT) is None
     out = capsys.readouterr().out
     assert out.count("\n") == 1 and out.startswith("Exercise 0.1: not implemented yet")
 
 
 def test_a_student_run_prints_a_wrong_answer_with_its_hint_and_goes_on(monkeypatch, capsys):
     monkeypatch.delenv("COURSE_CHECKS")
-    assert check_function(torch.exp, _reference, _inputs(), name="Exercise 0.1", hint=HINT) is False
-    assert check_value(1, 2, name="Exercise 0.2") is False
+    assert check_function(torch.exp, _reference, _inputs(), name="Exercise 0.1", hint=HINT) is None
+    assert check_value(1, 2, name="Exercise 0.2") is None
     out = capsys.readouterr().out
     assert "NOT YET  Exercise 0.1 (input 0): values differ" in out and f"Hint: {HINT}" in out
     assert "NOT YET  Exercise 0.2: expected 2, got 1" in out

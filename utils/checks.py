@@ -205,17 +205,19 @@ def _compare(got: Any, want: Any, name: str, hint: str | None, atol: float, rtol
 def check_value(
     got: Any, expected: Any, *, name: str, hint: str | None = None,
     atol: float = 1e-5, rtol: float = 1e-4,
-) -> bool:
-    """Check one answer against the expected value; print a success line and return True.
+) -> None:
+    """Check one answer against the expected value and print the verdict; return None, so that a cell
+    ending with the check shows nothing else (nbgrader would try to read a returned value as a score).
 
-    A wrong answer raises ``CheckFailed`` under grading, and is printed (returning False) otherwise.
+    A wrong answer raises ``CheckFailed`` under grading, and is printed otherwise.
     """
     try:
         _compare(got, expected, name, hint, atol, rtol)
     except CheckFailed as err:
-        return report(err)
+        report(err)
+        return None
     print(f"{name}: correct.")
-    return True
+    return None
 
 
 @contextmanager
@@ -289,11 +291,11 @@ def check_function(
     rtol: float = 1e-4,
     forbidden: Sequence[tuple[Any, str]] = (),
     mistakes: Mapping[str, Callable[..., Any]] | None = None,
-) -> bool:
+) -> None:
     """Call ``fn(*args)`` and ``reference(*args)`` for each ``args`` in ``inputs`` and compare them.
 
-    Returns True when every answer matches. A stub that raises ``NotImplementedError`` is "not done
-    yet"; any other exception is reported with the input it happened on. ``forbidden`` lists ``(owner,
+    Prints the verdict and returns None (a cell ending with the check shows nothing else). A stub
+    that raises ``NotImplementedError`` is "not done yet"; any other exception is reported with the input it happened on. ``forbidden`` lists ``(owner,
     attribute)`` pairs, e.g. ``[(torch, "softmax")]``, that the exercise asks not to use: while ``fn``
     runs they raise a ``CheckFailed`` saying so (the reference may still use them). ``mistakes`` maps a
     description to a function making that mistake: a wrong answer equal to its output is named.
@@ -303,9 +305,10 @@ def check_function(
         count = verify_function(fn, reference, inputs, name=name, hint=hint, atol=atol, rtol=rtol,
                                 forbidden=forbidden, mistakes=mistakes)
     except CheckFailed as err:
-        return report(err)
+        report(err)
+        return None
     print(f"{name}: correct on all {count} test inputs.")
-    return True
+    return None
 
 
 def verify_function(
