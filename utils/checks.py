@@ -295,11 +295,12 @@ def check_function(
     """Call ``fn(*args)`` and ``reference(*args)`` for each ``args`` in ``inputs`` and compare them.
 
     Prints the verdict and returns None (a cell ending with the check shows nothing else). A stub
-    that raises ``NotImplementedError`` is "not done yet"; any other exception is reported with the input it happened on. ``forbidden`` lists ``(owner,
-    attribute)`` pairs, e.g. ``[(torch, "softmax")]``, that the exercise asks not to use: while ``fn``
-    runs they raise a ``CheckFailed`` saying so (the reference may still use them). ``mistakes`` maps a
-    description to a function making that mistake: a wrong answer equal to its output is named.
-    A failure raises ``CheckFailed`` under grading and is printed otherwise (see the module's docstring).
+    that raises ``NotImplementedError`` is "not done yet"; any other exception is reported with the
+    input it happened on. ``forbidden`` lists ``(owner, attribute)`` pairs, e.g. ``[(torch,
+    "softmax")]``, that the exercise asks not to use: while ``fn`` runs they raise a ``CheckFailed``
+    saying so (the reference may still use them). ``mistakes`` maps a description to a function making
+    that mistake: a wrong answer equal to its output is named. A failure raises ``CheckFailed`` under
+    grading and is printed otherwise (see the module's docstring).
     """
     try:
         count = verify_function(fn, reference, inputs, name=name, hint=hint, atol=atol, rtol=rtol,
