@@ -41,6 +41,7 @@ def folder() -> Path | None:
 
 
 def writing() -> bool:
+    """True in the reference run (``$COURSE_CHECKPOINTS_WRITE``): train, then keep each run."""
     return os.environ.get(WRITE_ENV, "").strip() not in ("", "0")
 
 
@@ -89,6 +90,7 @@ def run_key(model: nn.Module, batches: Any, step: Callable[[nn.Module, Any], tor
 
 
 def path_for(key: str, desc: str) -> Path | None:
+    """The file of the run ``key`` (named after the training's description), or None without a folder."""
     place = folder()
     if place is None:
         return None
@@ -110,6 +112,8 @@ def load(path: Path, model: nn.Module, optimizer: torch.optim.Optimizer, schedul
 
 def write(path: Path, model: nn.Module, optimizer: torch.optim.Optimizer, scheduler: Any,
           history: Any) -> None:
+    """Keep a finished run: the model's weights, the optimiser's and scheduler's states, the history
+    and the random generators' states."""
     path.parent.mkdir(parents=True, exist_ok=True)
     torch.save({"model": {k: v.detach().cpu() for k, v in model.state_dict().items()},
                 "optimizer": optimizer.state_dict(),
