@@ -80,3 +80,74 @@ def test_the_key_leaves_training_unchanged(tmp_path, monkeypatch):
     for a, b in zip(plain.parameters(), written.parameters(), strict=True):
         assert torch.equal(a, b)
     assert torch.equal(plain_next, written_next)
+
+
+# --- kept evaluations and timings ------------------------------------------------------------------
+def _tiny_translator_setup():
+    from utils.data import load_synthetic
+    from utils.transformer import Transformer, TransformerConfig
+
+    data = load_synthetic(n_train=200, n_valid=20, n_test=30, seed=1)
+    seed_everything(0)
+    config = TransformerConfig(len(data.src_vocab), len(data.tgt_vocab), d_model=16, num_heads=2,
+                               num_encoder_layers=1, num_decoder_layers=1, d_ff=32, dropout=0.0)
+    return data, Transformer(config)
+
+
+def _evaluate(data, model, beam_size=1):
+    from utils.train import evaluate_translation
+    from utils.translation import translator
+
+    return evaluate_translation(translator(model, beam_size=beam_size), data.test, data.src_vocab,
+                                data.tgt_vocab, batch_size=16)
+
+
+def test_a_kept_evaluation_is_loaded_and_a_changed_model_is_evaluated_again(tmp_path, monkeypatch):
+    import utils.translation
+
+    data, model = _tiny_translator_setup()
+    monkeypatch.setenv("COURSE_CHECKPOINTS", str(tmp_path))
+    monkeypatch.setenv("COURSE_CHECKPOINTS_WRITE", "1")
+    reference = _evaluate(data, model)
+    assert len(list(tmp_path.glob("evaluation-beam-1*.pt"))) == 1
+
+    monkeypatch.delenv("COURSE_CHECKPOINTS_WRITE")
+    decoded = []
+    real_decode = utils.translation.greedy_decode
+    monkeypatch.setattr(utils.translation, "greedy_decode",
+                        lambda *args: decoded.append(1) or real_decode(*args))
+    graded = _evaluate(data, model)
+    assert decoded == [] and graded == reference
+    _evaluate(data, model, beam_size=2)            # other settings: not kept, so decoded
+    with torch.no_grad():
+        model.output.bias[5] += 1.0                # other weights: evaluated again
+    _evaluate(data, model)
+    assert len(decoded) == 2                       # two batches of 16 for 30 sentences
+
+
+def test_an_evaluation_of_the_learners_own_translate_is_never_kept(tmp_path, monkeypatch):
+    from utils.train import evaluate_translation
+    from utils.translation import greedy_decode
+
+    data, model = _tiny_translator_setup()
+    monkeypatch.setenv("COURSE_CHECKPOINTS", str(tmp_path))
+    monkeypatch.setenv("COURSE_CHECKPOINTS_WRITE", "1")
+    evaluate_translation(lambda batch: greedy_decode(model, batch.src), data.test, data.src_vocab,
+                         data.tgt_vocab)
+    assert not list(tmp_path.iterdir())
+
+
+def test_time_call_times_once_in_a_grading_run(tmp_path, monkeypatch):
+    from utils.efficient import time_call
+
+    calls: list = []
+    monkeypatch.delenv("COURSE_CHECKPOINTS", raising=False)
+    time_call(lambda: calls.append(1), repeats=3)
+    assert len(calls) == 4                         # a warm-up and three timed calls
+    monkeypatch.setenv("COURSE_CHECKPOINTS", str(tmp_path))
+    monkeypatch.setenv("COURSE_CHECKPOINTS_WRITE", "1")
+    time_call(lambda: calls.append(1), repeats=3)  # the reference run times as a learner's does
+    assert len(calls) == 8
+    monkeypatch.delenv("COURSE_CHECKPOINTS_WRITE")
+    time_call(lambda: calls.append(1), repeats=3)
+    assert len(calls) == 9

@@ -15,6 +15,12 @@ another first loss, so it is trained, never graded on the reference's weights. L
 model's weights, the optimiser's and scheduler's states, the history, and the random generators as the
 reference run left them, so every later cell computes what it computed there.
 
+Evaluations are kept the same way: ``utils.train.evaluate_translation`` with a package translator
+(``utils.translation.translator``) loads the scores the reference run measured, keyed by the model's
+weights, the decoding settings, the sentences, and the model's teacher-forced logits on the first
+sentences (so a model whose code behaves differently is evaluated again). And in a grading run
+``utils.efficient.time_call`` times each call once, without a warm-up: nothing graded is a time.
+
 Nothing changes for a learner: without ``COURSE_CHECKPOINTS`` Run All trains as always.
 """
 
@@ -43,6 +49,11 @@ def folder() -> Path | None:
 def writing() -> bool:
     """True in the reference run (``$COURSE_CHECKPOINTS_WRITE``): train, then keep each run."""
     return os.environ.get(WRITE_ENV, "").strip() not in ("", "0")
+
+
+def grading() -> bool:
+    """True in a grading run: kept runs are loaded (``$COURSE_CHECKPOINTS`` set, not writing)."""
+    return folder() is not None and not writing()
 
 
 def _rng_state() -> dict[str, Any]:
@@ -119,3 +130,32 @@ def write(path: Path, model: nn.Module, optimizer: torch.optim.Optimizer, schedu
                 "optimizer": optimizer.state_dict(),
                 "scheduler": scheduler.state_dict() if scheduler is not None else None,
                 "history": history, "rng": _rng_state()}, path)
+
+
+def evaluation_path(model: nn.Module, settings: str, pairs: list[Any],
+                    probe: Callable[[], torch.Tensor]) -> Path | None:
+    """Where the scores of evaluating ``model`` with ``settings`` on ``pairs`` are kept, or None
+    without a folder. ``probe()`` gives the model's output on a few inputs (its behaviour, not just
+    its weights, goes into the key)."""
+    if folder() is None:
+        return None
+    digest = hashlib.sha256(f"{type(model).__name__}|{settings}|{len(pairs)}".encode())
+    for name, tensor in model.state_dict().items():
+        digest.update(name.encode())
+        digest.update(tensor.detach().cpu().contiguous().numpy().tobytes())
+    for pair in pairs:
+        digest.update(repr(pair).encode())
+    with torch.no_grad():
+        digest.update(repr([round(v, 3) for v in probe().double().sum(-1).flatten().tolist()]).encode())
+    return path_for(digest.hexdigest()[:20], f"evaluation {settings}")
+
+
+def load_evaluation(path: Path) -> Any:
+    """The scores kept at ``path``."""
+    return torch.load(path, map_location="cpu", weights_only=False)["scores"]
+
+
+def write_evaluation(path: Path, scores: Any) -> None:
+    """Keep the scores of an evaluation (the reference run)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    torch.save({"scores": scores}, path)

@@ -124,7 +124,7 @@ def sample_pair(rng: random.Random, max_clauses: int = 2) -> Pair:
 
 
 def make_pairs(n: int, seed: int = 0, max_clauses: int = 2) -> list[Pair]:
-    """Generate ``n`` sentence pairs deterministically from ``seed`` (20,000 in about a second of CPU time)."""
+    """Generate ``n`` sentence pairs deterministically from ``seed`` (20,000 in about a CPU second)."""
     if n < 0:
         raise ValueError(f"n must be non-negative, got {n}")
     rng = random.Random(seed)

@@ -96,10 +96,18 @@ def teacher_forcing_loss(model: Transformer, batch: Batch, label_smoothing: floa
 
 def translator(model: Transformer, beam_size: int = 1,
                max_new_tokens: int | None = None) -> Callable[[Batch], torch.Tensor]:
-    """A ``translate(batch) -> (B, T_out) ids`` function for ``utils.train.evaluate_translation``."""
+    """A ``translate(batch) -> (B, T_out) ids`` function for ``utils.train.evaluate_translation``.
+
+    Its ``kept_as`` attribute, the model and the decoding settings, lets a grading run load the
+    scores the reference run measured (``utils.checkpoints``)."""
     if beam_size == 1:
-        return lambda batch: greedy_decode(model, batch.src, max_new_tokens)
-    return lambda batch: beam_search(model, batch.src, beam_size, max_new_tokens)
+        def translate(batch: Batch) -> torch.Tensor:
+            return greedy_decode(model, batch.src, max_new_tokens)
+    else:
+        def translate(batch: Batch) -> torch.Tensor:
+            return beam_search(model, batch.src, beam_size, max_new_tokens)
+    translate.kept_as = (model, f"beam {beam_size}, at most {max_new_tokens} tokens")
+    return translate
 
 
 def train_translation(model: Transformer, data: TranslationData, *, epochs: int, batch_size: int = 64,
