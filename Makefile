@@ -27,20 +27,23 @@ book: setup
 	COURSE_PLAIN_PROGRESS=1 $(BIN)/jupyter-book build . --toc book/_toc.yml -W -n --keep-going
 	$(BIN)/python scripts/translations.py books
 
-# Two steps. First everything but the book: two pytest workers, one thread each (small models run
-# faster on one thread each than on two threads fighting over two cores), handed tests as they free up
-# (--dist loadgroup; conftest.py keeps a notebook's nbval cells together and starts slow tests first).
-# Every full notebook is executed there once, as the reference submission nbgrader autogrades, with no
-# cell allowed to raise (tests/test_nbgrader.py): the check nbval makes, so nbval (`pytest chapters`)
-# is left out (the `tests` argument) rather than run a second time. Then the book alone, built as a newcomer's `make book`
-# builds it (the threads choose_threads() picks on a quiet machine), and the browser test of its
-# pages: threads that wait for a core another process holds slow a run down many times over, so the
-# book is not built beside the workers.
+# Three steps. First the book alone, built as a newcomer's `make book` builds it (the threads
+# choose_threads() picks on a quiet machine), and the browser test of its pages: threads that wait for a
+# core another process holds slow a run down many times over, so the book is not built beside anything.
+# Its build trains every chapter's models once and keeps the runs in _build/kept_runs (tests/conftest.py).
+# Then everything else: two pytest workers, one thread each (small models run faster on one thread each
+# than on two threads fighting over two cores), handed tests as they free up (--dist loadgroup;
+# conftest.py keeps a notebook's nbval cells together and starts slow tests first). Every full notebook
+# runs there once more, as the reference submission nbgrader autogrades (tests/test_nbgrader.py), and
+# every student edition runs top to bottom; both load the book's kept runs instead of training again.
+# nbval (`pytest chapters`) is left out (the `tests` argument): the book and the reference run already
+# execute every notebook with no cell allowed to raise. Last, the glued numbers of those runs compared.
 test: setup
 	$(BIN)/python scripts/install_browser.py
-	OMP_NUM_THREADS=1 $(BIN)/python -m pytest tests -n 2 --dist loadgroup \
-		--ignore=tests/test_book.py --ignore=tests/test_browser.py
 	$(BIN)/python -m pytest tests/test_book.py tests/test_browser.py
+	OMP_NUM_THREADS=1 $(BIN)/python -m pytest tests -n 2 --dist loadgroup \
+		--ignore=tests/test_book.py --ignore=tests/test_browser.py --ignore=tests/test_glue_runs.py
+	$(BIN)/python -m pytest tests/test_glue_runs.py
 
 lint: setup
 	$(BIN)/ruff check utils classroom tests scripts chapters

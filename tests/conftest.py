@@ -41,6 +41,33 @@ BUILD_TIMEOUT_S = 3 * 3600  # every notebook is executed; generous for a slow, s
 _SESSION_ID = uuid.uuid4().hex  # one id per pytest process; xdist workers share the controller's id
 
 
+# The book's build, `make test`'s first step, keeps every training run and translation score it makes
+# in this folder (utils.checkpoints); the nbgrader reference run and the student editions' Run All in
+# the next step load them instead of training every chapter again: each model trains once per
+# `make test`. A run that is not found there (the book came from the execution cache, or a run's key
+# came out otherwise at one thread) is trained as usual.
+KEPT_RUNS = REPO_ROOT / "_build" / "kept_runs"
+
+
+def drop_stale_kept_runs() -> None:
+    """Delete the kept runs older than the newest chapter notebook or module of the package."""
+    if not KEPT_RUNS.is_dir():
+        return
+    sources = [*REPO_ROOT.glob("chapters/*.ipynb"), *(REPO_ROOT / "utils").rglob("*.py")]
+    newest = max(path.stat().st_mtime for path in sources)
+    for run in KEPT_RUNS.glob("*.pt"):
+        if run.stat().st_mtime < newest:
+            run.unlink(missing_ok=True)
+
+
+def kept_runs_env() -> dict[str, str]:
+    """``{"COURSE_CHECKPOINTS": folder}`` for a run that may load the book's kept runs; {} if none."""
+    drop_stale_kept_runs()
+    if KEPT_RUNS.is_dir() and any(KEPT_RUNS.glob("*.pt")):
+        return {"COURSE_CHECKPOINTS": str(KEPT_RUNS)}
+    return {}
+
+
 @pytest.fixture(autouse=True)
 def _close_figures():
     """Close every figure a test opened, so figures do not pile up across tests."""
@@ -93,6 +120,9 @@ def build_book(toc: Path, output: Path) -> tuple[int, str]:
     if output != REPO_ROOT:
         command += ["--path-output", str(output)]
     env = newcomers_book_env()
+    if output == REPO_ROOT:  # keep the training runs for the suite's other runs of the chapters
+        drop_stale_kept_runs()
+        env.update({"COURSE_CHECKPOINTS": str(KEPT_RUNS), "COURSE_CHECKPOINTS_WRITE": "1"})
     # A run left in the execution cache by an earlier `make book` (with one thread on a busy machine,
     # with COURSE_SEED, before utils changed) is dropped and executed again, not tested as it stands.
     for line in book_cache().prune(output / "_build", wanted=newcomers_run_settings()):

@@ -9,15 +9,18 @@ plumbing in every chapter; that each check fails on its stub is tested for every
 chapter in tests/test_exercise_rules.py and tests/test_exercise_mistakes.py, without a notebook run,
 and tests/test_student_edition.py runs every release top to bottom). Scores come from the gradebook.
 
-The reference run is also ``make test``'s execution of every full notebook: no cell may raise in it
-(the check ``pytest --nbval-lax chapters`` makes; ``make test`` leaves nbval out so that no notebook
-runs twice for the same check).
+The reference run is also ``make test``'s second execution of every full notebook (after the book's):
+no cell may raise in it (the check ``pytest --nbval-lax chapters`` makes; ``make test`` leaves nbval
+out). It loads the training runs the book's build kept (``KEPT_RUNS`` in conftest.py), as grading
+loads a teacher's; without them (this file run alone) it trains and keeps them for the other
+submissions.
 """
 
 from __future__ import annotations
 
 import copy
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -29,6 +32,7 @@ nbformat = pytest.importorskip("nbformat")
 pytest.importorskip("nbgrader", reason="needs nbgrader==0.9.6 (requirements.txt)")
 
 import classroom  # noqa: E402
+from tests.conftest import kept_runs_env  # noqa: E402
 from tests.test_classroom import lab_notebook, toy_notebook  # noqa: E402
 
 pytestmark = pytest.mark.slow
@@ -146,8 +150,17 @@ def autograde(course: Path, full: nbformat.NotebookNode, path: Path,
         target = course / "submitted" / student / assignment / f"{assignment}.ipynb"
         target.parent.mkdir(parents=True, exist_ok=True)
         nbformat.write(nb, target)
+    # The book's build (`make test`'s first step) has trained the chapter's models and kept the runs:
+    # the reference is then graded as any submission is, loading them; without them it trains and
+    # keeps its runs for the others.
+    kept = kept_runs_env().get("COURSE_CHECKPOINTS")
+    if kept:
+        folder = course / "checkpoints" / assignment
+        folder.mkdir(parents=True, exist_ok=True)
+        for run in Path(kept).glob("*.pt"):
+            shutil.copy2(run, folder / run.name)
     logs = [nbgrader(course, "autograde", assignment, "--force", "--student", "reference",
-                     write_checkpoints=True)]
+                     write_checkpoints=not kept)]
     if len(submissions) > 1:
         start = time.perf_counter()
         logs.append(nbgrader(course, "autograde", assignment))  # the others, loading the kept runs
@@ -272,7 +285,7 @@ def test_autograde_gives_reference_full_points_and_untouched_zero(path, course):
             course / "autograded" / student / path.stem / f"{path.stem}.ipynb", as_version=4).cells
             if cell.cell_type == "code" for out in cell.get("outputs", []))
         assert printed.count("loaded from") >= 2, f"{student}'s grading trained the chapter's models"
-    from tests.test_book import record_glue  # for the comparison of the runs' glued numbers
+    from tests.test_glue_runs import record_glue  # for the comparison of the runs' glued numbers
 
     record_glue("reference", path, nbformat.read(
         course / "autograded" / "reference" / path.stem / f"{path.stem}.ipynb", as_version=4))

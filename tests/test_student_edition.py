@@ -51,13 +51,15 @@ def test_run_all_reaches_the_end(path, monkeypatch):
 
     for name in ("COURSE_CHECKS", "NBGRADER_EXECUTION", "COURSE_RESULTS"):
         monkeypatch.delenv(name, raising=False)
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    from tests.conftest import kept_runs_env
+
+    env = {**os.environ, "OMP_NUM_THREADS": "1", **kept_runs_env()}  # the book's training runs
     nb = student_edition(path)
     client = NotebookClient(nb, timeout=RUN_TIMEOUT_S, kernel_name="python3", allow_errors=False,
                             startup_timeout=300,
                             resources={"metadata": {"path": str(CHAPTER_DIR)}})
     client.execute(env=env)  # raises CellExecutionError at the first cell that fails
-    from tests.test_book import record_glue  # for the comparison of the runs' glued numbers
+    from tests.test_glue_runs import record_glue  # for the comparison of the runs' glued numbers
 
     record_glue("student", path, nb)
     printed = "\n".join(out.get("text", "") for c in nb.cells if c.cell_type == "code"
