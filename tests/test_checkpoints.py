@@ -116,8 +116,10 @@ def test_a_kept_evaluation_is_loaded_and_a_changed_model_is_evaluated_again(tmp_
     real_decode = utils.translation.greedy_decode
     monkeypatch.setattr(utils.translation, "greedy_decode",
                         lambda *args: decoded.append(1) or real_decode(*args))
+    model.train()
     graded = _evaluate(data, model)
     assert decoded == [] and graded == reference
+    assert not model.training, "decoding leaves the model in evaluation mode; loading must too"
     _evaluate(data, model, beam_size=2)            # other settings: not kept, so decoded
     with torch.no_grad():
         model.output.bias[5] += 1.0                # other weights: evaluated again
