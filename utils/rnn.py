@@ -103,7 +103,7 @@ class RNNAttention(nn.Module):
         # 2. score every source position for every decoder step: K q_i^T, S scores per step
         scores = q @ k.transpose(1, 2)  # (B, T, d_k) @ (B, d_k, S) -> (B, T, S)
         scores = scores.masked_fill(~src_mask[:, None, :], float("-inf"))  # padding gets weight 0
-        # 3. softmax over the source positions: alpha_{j,:} sums to 1
+        # 3. softmax over the source positions: each row alpha_{i,:} sums to 1
         alpha = torch.softmax(scores, dim=-1)  # (B, T, S)
         # 4. weighted sum of the values
         c = alpha @ v  # (B, T, S) @ (B, S, d_v) -> (B, T, d_v)
@@ -130,7 +130,7 @@ class Seq2SeqGRU(nn.Module):
         self.pad_id, self.bos_id, self.eos_id = pad_id, bos_id, eos_id
         self.encoder = GRUEncoder(src_vocab_size, d_emb, d_model, pad_id)
         self.embed = nn.Embedding(tgt_vocab_size, d_emb, padding_idx=pad_id)
-        self.gru = nn.GRU(d_emb + d_model, d_model, batch_first=True)  # input [y_{j-1}; C]
+        self.gru = nn.GRU(d_emb + d_model, d_model, batch_first=True)  # input [y_{i-1}; c]
         self.out = nn.Linear(2 * d_model, tgt_vocab_size)  # logits from [s_i; c]
 
     def encode(self, batch: Batch) -> EncoderMemory:

@@ -43,10 +43,10 @@ class AttentionOnlyTranslator(nn.Module):
                  pad_id: int = 0, bos_id: int = 1, eos_id: int = 2):
         super().__init__()
         self.pad_id, self.bos_id, self.eos_id = pad_id, bos_id, eos_id
-        self.src_embed = nn.Embedding(src_vocab_size, d_model, padding_idx=pad_id)  # a_i
-        self.tgt_embed = nn.Embedding(tgt_vocab_size, d_model, padding_idx=pad_id)  # u_j
+        self.src_embed = nn.Embedding(src_vocab_size, d_model, padding_idx=pad_id)  # a_j
+        self.tgt_embed = nn.Embedding(tgt_vocab_size, d_model, padding_idx=pad_id)  # u_i
         self.attention = SingleHeadAttention(d_model)  # W_Q, W_K, W_V: (C, C) each
-        self.out = nn.Linear(2 * d_model, tgt_vocab_size)  # logits from [u_j; o_j]
+        self.out = nn.Linear(2 * d_model, tgt_vocab_size)  # logits from [u_i; c_i]
 
     def step(self, y_prev: torch.Tensor, src: torch.Tensor,
              src_mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
