@@ -474,8 +474,14 @@ def _markdown_texts(path: Path) -> dict[str, str]:
     """A book page's text, or a notebook's Markdown cells by name ("cell 3")."""
     if path.suffix == ".md":
         return {"the page": path.read_text(encoding="utf-8")}
-    return {f"cell {i}": "".join(cell["source"]) for i, cell in enumerate(_load(path)["cells"])
-            if cell["cell_type"] == "markdown"}
+    texts = {}
+    for i, cell in enumerate(_load(path)["cells"]):
+        if cell["cell_type"] == "markdown":
+            texts[f"cell {i}"] = "".join(cell["source"])
+        caption = cell.get("metadata", {}).get("mystnb", {}).get("figure", {}).get("caption")
+        if caption:  # myst-nb reads a figure's caption as Markdown too
+            texts[f"cell {i}'s figure caption"] = caption
+    return texts
 
 
 @pytest.mark.parametrize("path", _markdown_sources())

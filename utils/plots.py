@@ -136,6 +136,7 @@ def plot_attention(
     ylabel: str = "queries",
     annotate: bool = False,
     colorbar: bool = True,
+    colorbar_label: str = "attention weight",
     vmin: float | None = 0.0,
     vmax: float | None = None,
 ) -> plt.Axes:
@@ -169,7 +170,7 @@ def plot_attention(
                         color="white" if dark else "black")
     if colorbar:
         bar = ax.figure.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
-        bar.set_label("attention weight")
+        bar.set_label(colorbar_label)
     return ax
 
 
