@@ -110,6 +110,14 @@ def _sources_hash(toc: Path) -> str:
     return digest.hexdigest()
 
 
+def test_run_id() -> str:
+    """One id per test run: shared by the xdist workers of one pytest process."""
+    return os.environ.get("PYTEST_XDIST_TESTRUNUID", _SESSION_ID)
+
+
+test_run_id.__test__ = False  # a helper, not a test
+
+
 def build_book(toc: Path, output: Path) -> tuple[int, str]:
     """Run ``jupyter-book build . --toc <toc> -W -n --keep-going`` from the repo root, then (with the
     book's own toc) the Chinese books as `make book` does; (exit code, log)."""
@@ -198,7 +206,7 @@ def built_book(book_toc: Path) -> Path:
     build_dir = output / "_build"
     build_dir.mkdir(parents=True, exist_ok=True)
     marker = build_dir / ".built_book.json"
-    run_id = os.environ.get("PYTEST_XDIST_TESTRUNUID", _SESSION_ID)
+    run_id = test_run_id()
     key = f"{run_id}:{_sources_hash(book_toc)}:{book_toc}"
 
     with FileLock(str(build_dir / ".built_book.lock"), timeout=BUILD_TIMEOUT_S):

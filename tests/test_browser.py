@@ -126,11 +126,21 @@ def browser(chromium: str):
 
 @pytest.fixture(scope="module")
 def screenshots(built_book: Path) -> Path:
+    """The screenshots folder, emptied once per test run (under xdist, by whichever worker comes first)."""
+    from filelock import FileLock
+
+    from tests.conftest import test_run_id
+
     folder = built_book.parent / "screenshots"
-    shutil.rmtree(folder, ignore_errors=True)  # no picture of a page this run did not take
-    for width in ("desktop", "phone"):
-        (folder / width).mkdir(parents=True, exist_ok=True)
-    (folder / "figure_text.tsv").write_text("page\twidth\tfigure\timage\tsmallest text\tdpi\tscale\tshown\n")
+    marker = built_book.parent / ".screenshots_run"
+    with FileLock(str(built_book.parent / ".screenshots.lock")):
+        if not marker.is_file() or marker.read_text() != test_run_id():
+            shutil.rmtree(folder, ignore_errors=True)  # no picture of a page this run did not take
+            for width in ("desktop", "phone"):
+                (folder / width).mkdir(parents=True, exist_ok=True)
+            (folder / "figure_text.tsv").write_text(
+                "page\twidth\tfigure\timage\tsmallest text\tdpi\tscale\tshown\n")
+            marker.write_text(test_run_id())
     return folder
 
 
