@@ -72,6 +72,13 @@ def _set_rng_state(state: dict[str, Any]) -> None:
         torch.cuda.set_rng_state_all(state["cuda"])
 
 
+def _digest_weights(digest: Any, model: nn.Module) -> None:
+    """Feed every named weight of ``model`` into ``digest`` (what a kept run or evaluation is of)."""
+    for name, tensor in model.state_dict().items():
+        digest.update(name.encode())
+        digest.update(tensor.detach().cpu().contiguous().numpy().tobytes())
+
+
 def run_key(model: nn.Module, batches: Any, step: Callable[[nn.Module, Any], torch.Tensor],
             optimizer: torch.optim.Optimizer, desc: str, epochs: int) -> str | None:
     """The key of a training run (see the module's docstring), or None when the batches cannot be
@@ -82,9 +89,7 @@ def run_key(model: nn.Module, batches: Any, step: Callable[[nn.Module, Any], tor
     for group in optimizer.param_groups:
         digest.update(repr(sorted((k, v) for k, v in group.items() if k != "params"
                                   and isinstance(v, (int, float, str, bool, tuple)))).encode())
-    for name, tensor in model.state_dict().items():
-        digest.update(name.encode())
-        digest.update(tensor.detach().cpu().contiguous().numpy().tobytes())
+    _digest_weights(digest, model)
     saved, mode = _rng_state(), model.training
     try:
         first = next(iter(batches(0) if callable(batches) else batches))
@@ -140,9 +145,7 @@ def evaluation_path(model: nn.Module, settings: str, pairs: list[Any],
     if folder() is None:
         return None
     digest = hashlib.sha256(f"{type(model).__name__}|{settings}|{len(pairs)}".encode())
-    for name, tensor in model.state_dict().items():
-        digest.update(name.encode())
-        digest.update(tensor.detach().cpu().contiguous().numpy().tobytes())
+    _digest_weights(digest, model)
     for pair in pairs:
         digest.update(repr(pair).encode())
     with torch.no_grad():

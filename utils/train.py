@@ -311,7 +311,9 @@ def _kept_evaluation(translate: Callable, pairs: list[Any], src_vocab: Any, tgt_
                                            lambda: model(first.src, first.tgt_in))
     finally:
         model.train(was_training)
-    if path is None or checkpoints.writing() or not path.is_file():
-        return path if checkpoints.writing() else None
+    if path is None or checkpoints.writing():
+        return path  # None: nothing kept; a Path: the reference run keeps the scores there
+    if not path.is_file():
+        return None  # not kept (another model or other settings): evaluate as usual
     model.eval()  # as decoding would have left it (utils.translation decodes in evaluation mode)
     return checkpoints.load_evaluation(path)
