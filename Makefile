@@ -23,7 +23,7 @@ setup: $(STAMP)
 # (scripts/book_cache.py): jupyter-cache matches notebooks by their code alone.
 book: setup
 	$(BIN)/python scripts/install_browser.py --mathjax
-	$(BIN)/python scripts/book_cache.py
+	COURSE_PLAIN_PROGRESS=1 $(BIN)/python scripts/book_cache.py --execute
 	COURSE_PLAIN_PROGRESS=1 $(BIN)/jupyter-book build . --toc book/_toc.yml -W -n --keep-going
 	$(BIN)/python scripts/translations.py books
 

@@ -20,14 +20,28 @@ a dropped run would keep its old outputs. ``prune`` therefore also removes the S
 every book built from this cache (English and Chinese), which makes the next build re-read every page;
 pages whose runs are still cached render again without executing anything.
 
-    python scripts/book_cache.py [--build _build]     # drop runs older than the package; say which
+Executing the notebooks is most of a build. jupyter-book runs them one after another; ``execute``
+runs the ones the cache lacks two at a time, with half the threads each (one thread each on a 2-core
+machine: these small models run faster one thread per core than two threads sharing two cores), and
+stores them in the cache as jupyter-book would; the build then executes nothing. A notebook that fails
+here is not stored: jupyter-book runs it again and reports its error as usual.
+
+    python scripts/book_cache.py [--build _build]            # drop runs older than the package
+    python scripts/book_cache.py --execute [--toc book/_toc.yml]
+                                  # ...then execute the missing runs side by side (what `make book` does)
+
+``COURSE_BOOK_JOBS`` sets how many notebooks run at a time (1: one after another, with all threads);
+``COURSE_THREADS`` set by the reader means one at a time with that many threads.
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime as dt
+import os
 import re
+import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -124,12 +138,138 @@ def prune(build: Path = BUILD, *, wanted: RunSettings | None = None,
     return dropped
 
 
+# ---------------------------------------------------------------------------------------------------
+# Executing the missing runs side by side
+# ---------------------------------------------------------------------------------------------------
+TIMEOUT_S = 600  # _config.yml's execute.timeout, per cell
+
+
+def plan(total_threads: int, jobs: int | None = None) -> tuple[int, int]:
+    """(notebooks at a time, CPU threads each) for ``total_threads`` threads: two at a time when
+    there are two threads or more, the threads split between them; ``jobs`` forces the first."""
+    if jobs is None:
+        jobs = 2 if total_threads >= 2 else 1
+    if jobs < 1:
+        raise ValueError(f"jobs must be at least 1, got {jobs}")
+    return jobs, max(1, total_threads // jobs)
+
+
+def machine_plan(environ: dict[str, str] | None = None) -> tuple[int, int]:
+    """What `make book` uses here and now: ``COURSE_THREADS`` when the reader set it (one notebook at
+    a time), else the threads ``choose_threads()`` would pick now (the load counts) split as ``plan``
+    says; ``COURSE_BOOK_JOBS`` overrides how many notebooks run at a time."""
+    environ = os.environ if environ is None else environ
+    sys.path.insert(0, str(ROOT))
+    from utils.runtime import automatic_threads, idle_cpus, usable_cpus
+
+    jobs_text = environ.get("COURSE_BOOK_JOBS")
+    try:
+        jobs = int(jobs_text) if jobs_text else None
+    except ValueError:
+        raise SystemExit(f"COURSE_BOOK_JOBS must be a whole number, got {jobs_text!r}") from None
+    if environ.get("COURSE_THREADS"):
+        return jobs or 1, int(environ["COURSE_THREADS"])
+    return plan(automatic_threads(usable_cpus(), idle_cpus()), jobs)
+
+
+def toc_notebooks(toc: Path) -> list[Path]:
+    """The notebooks a table of contents lists (``file: chapters/NN_name`` with an .ipynb beside it)."""
+    names = re.findall(r"^\s*(?:-\s*)?(?:file|root):\s*(\S+)", toc.read_text(), flags=re.M)
+    paths = [ROOT / f"{name.removesuffix('.ipynb')}.ipynb" for name in names]
+    return [path for path in paths if path.is_file()]
+
+
+def _execute_one(path: str, environ: dict[str, str]) -> tuple[str | None, float, str | None]:
+    """Run one notebook in its own folder as myst-nb would; (executed notebook as JSON, seconds, error)."""
+    import nbformat
+    from jupyter_cache.executors.utils import single_nb_execution
+
+    os.environ.update(environ)  # the kernel inherits this process's environment
+    notebook = nbformat.read(path, as_version=4)
+    result = single_nb_execution(notebook, cwd=str(Path(path).parent), allow_errors=False,
+                                 timeout=TIMEOUT_S, meta_override=True)
+    if result.err is not None:
+        return None, result.time, f"{type(result.err).__name__}: {str(result.err)[-1500:]}"
+    return nbformat.writes(notebook), result.time, None
+
+
+def missing_runs(build: Path, notebooks: list[Path]) -> list[Path]:
+    """The notebooks whose code has no run in the cache."""
+    import nbformat
+    from jupyter_cache import get_cache
+
+    store = get_cache(str(build / ".jupyter_cache"))
+    missing = []
+    for path in notebooks:
+        try:
+            store.match_cache_notebook(nbformat.read(path, as_version=4))
+        except KeyError:
+            missing.append(path)
+    return missing
+
+
+def execute(build: Path, notebooks: list[Path], *, jobs: int, threads: int,
+            environ: dict[str, str] | None = None) -> list[str]:
+    """Execute the notebooks the cache lacks, ``jobs`` at a time with ``threads`` CPU threads each,
+    and store each run that succeeds; return one line per notebook that failed."""
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from multiprocessing import get_context
+
+    import nbformat
+    from jupyter_cache import get_cache
+    from jupyter_cache.base import CacheBundleIn
+
+    todo = missing_runs(build, notebooks)
+    if not todo:
+        return []
+    # the notebooks that train longest start first (the later chapters and the labs), so that no worker
+    # is left alone with a long one at the end
+    todo.sort(key=lambda path: path.name, reverse=True)
+    kernel_env = {**(environ or {}), "COURSE_THREADS": str(threads)}
+    print(f"book: executing {len(todo)} notebooks, {jobs} at a time, {threads} CPU thread"
+          f"{'s' if threads > 1 else ''} each (COURSE_BOOK_JOBS, COURSE_THREADS)", flush=True)
+    store = get_cache(str(build / ".jupyter_cache"))
+    failed = []
+    here = str(Path(__file__).resolve().parent)
+    if here not in sys.path:  # the workers import this module by name (spawn copies sys.path)
+        sys.path.insert(0, here)
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("spawn")) as pool:
+        futures = {pool.submit(_execute_one, str(path), kernel_env): path for path in todo}
+        for future in as_completed(futures):
+            path = futures[future]
+            try:
+                text, seconds, error = future.result()
+            except Exception as err:  # the worker itself died
+                text, seconds, error = None, 0.0, f"{type(err).__name__}: {err}"
+            if error is not None:
+                failed.append(f"{path.name}: {error.splitlines()[0] if error else ''}")
+                print(f"  {path.name}: failed after {seconds:.0f} s; jupyter-book runs it again and "
+                      "reports the error", flush=True)
+                continue
+            store.cache_notebook_bundle(
+                CacheBundleIn(nbformat.reads(text, as_version=4), str(path),
+                              data={"execution_seconds": seconds}),
+                check_validity=False, overwrite=True)
+            print(f"  {path.name}: {seconds:.0f} s", flush=True)
+    return failed
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--build", type=Path, default=BUILD, help="the build folder (default: _build)")
+    parser.add_argument("--execute", action="store_true",
+                        help="then execute the notebooks the cache lacks, side by side")
+    parser.add_argument("--toc", type=Path, default=ROOT / "book" / "_toc.yml",
+                        help="the table of contents whose notebooks --execute runs")
     args = parser.parse_args(argv)
     for line in prune(args.build):
         print(f"book cache: dropped {line}; it will be executed again")
+    if args.execute:
+        jobs, threads = machine_plan()
+        start = time.perf_counter()
+        failed = execute(args.build, toc_notebooks(args.toc), jobs=jobs, threads=threads)
+        print(f"book: notebooks executed in {time.perf_counter() - start:.0f} s"
+              + (f"; {len(failed)} failed" if failed else ""), flush=True)
     return 0
 
 

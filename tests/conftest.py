@@ -135,9 +135,17 @@ def build_book(toc: Path, output: Path) -> tuple[int, str]:
     # with COURSE_SEED, before utils changed) is dropped and executed again, not tested as it stands.
     for line in book_cache().prune(output / "_build", wanted=newcomers_run_settings()):
         print(f"book cache: dropped {line}", file=sys.stderr)
+    # as `make book` does: the runs the cache lacks executed side by side first (book_cache.execute)
+    jobs, threads = book_plan()
+    cache = book_cache()
+    start = time.perf_counter()
+    failed = cache.execute(output / "_build", cache.toc_notebooks(toc), jobs=jobs, threads=threads,
+                           environ=env)
+    executed = f"notebooks executed in {time.perf_counter() - start:.0f} s\n" + "".join(
+        f"failed: {line}\n" for line in failed)
     result = subprocess.run(command, cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, timeout=BUILD_TIMEOUT_S)
-    code, log = result.returncode, result.stdout
+    code, log = result.returncode, executed + result.stdout
     if code == 0 and output == REPO_ROOT and toc.resolve() == (REPO_ROOT / "book" / "_toc.yml").resolve():
         # as `make book` does: the Chinese books, from the English build's executed notebooks
         chinese = subprocess.run([sys.executable, str(REPO_ROOT / "scripts" / "translations.py"), "books"],
@@ -178,17 +186,23 @@ def newcomers_run_settings():
     return book_cache().RunSettings(threads=book_threads(), device=device, seed=0)
 
 
-def book_threads() -> int:
-    """Build the book with the threads a newcomer's quiet machine gets, not the test suite's one thread.
+def book_plan() -> tuple[int, int]:
+    """(notebooks at a time, CPU threads each) of a newcomer's `make book` on a quiet machine.
 
     `make test` runs pytest with OMP_NUM_THREADS=1 (two workers on two cores). A newcomer's `make book`
-    sets nothing, and each notebook's `choose_threads()` then takes every usable CPU (up to its cap):
-    two threads on a 2-core machine. Trained results move with the thread count, so the book is built
-    with that count spelled out; the busy test machine would otherwise make `choose_threads()` pick one.
+    sets nothing: it takes the threads `choose_threads()` picks on a quiet machine (every usable CPU, up
+    to its cap) and runs two notebooks at a time with half of them each (scripts/book_cache.py): one
+    thread each on a 2-core machine. Trained results move with the thread count, so the book is built
+    with that count spelled out; the busy test machine would otherwise make the build pick fewer.
     """
     from utils.runtime import automatic_threads
 
-    return automatic_threads()
+    return book_cache().plan(automatic_threads())
+
+
+def book_threads() -> int:
+    """The CPU threads each notebook of a newcomer's `make book` runs with (``book_plan``)."""
+    return book_plan()[1]
 
 
 @pytest.fixture(scope="session")

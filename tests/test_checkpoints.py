@@ -144,12 +144,14 @@ def test_time_call_times_once_in_a_grading_run(tmp_path, monkeypatch):
 
     calls: list = []
     monkeypatch.delenv("COURSE_CHECKPOINTS", raising=False)
-    time_call(lambda: calls.append(1), repeats=3)
-    assert len(calls) == 4                         # a warm-up and three timed calls
+    time_call(lambda: calls.append(1), min_run_time=0.01)
+    learner = len(calls)
+    assert learner >= 2                            # the timer's warm-up and at least one block
     monkeypatch.setenv("COURSE_CHECKPOINTS", str(tmp_path))
     monkeypatch.setenv("COURSE_CHECKPOINTS_WRITE", "1")
-    time_call(lambda: calls.append(1), repeats=3)  # the reference run times as a learner's does
-    assert len(calls) == 8
+    time_call(lambda: calls.append(1), min_run_time=0.01)  # the reference run times as a learner's
+    assert len(calls) >= learner + 2
     monkeypatch.delenv("COURSE_CHECKPOINTS_WRITE")
-    time_call(lambda: calls.append(1), repeats=3)
-    assert len(calls) == 9
+    before = len(calls)
+    time_call(lambda: calls.append(1), min_run_time=0.01)
+    assert len(calls) == before + 1

@@ -92,20 +92,27 @@ def test_mask_errors():
 
 
 def test_time_call_returns_a_sane_median():
-    seconds = time_call(lambda: sum(range(1000)), repeats=5)
+    seconds = time_call(lambda: sum(range(1000)), min_run_time=0.05)
     assert 0.0 < seconds < 0.1
     calls = []
-    time_call(lambda: calls.append(1), repeats=3, warmup=2)
-    assert len(calls) == 5
+    time_call(lambda: calls.append(1), min_run_time=0.01)
+    assert len(calls) >= 2                     # at least the block sizing (a warm-up) and one block
+
+
+def test_time_call_keeps_the_thread_count():
+    before = torch.get_num_threads()
+    seen = []
+    time_call(lambda: seen.append(torch.get_num_threads()), min_run_time=0.01)
+    assert set(seen) == {before} and torch.get_num_threads() == before
 
 
 def test_time_call_errors():
     with pytest.raises(TypeError, match="function of no arguments"):
         time_call(3)
-    with pytest.raises(ValueError, match="repeats"):
-        time_call(lambda: None, repeats=0)
-    with pytest.raises(ValueError, match="warmup"):
-        time_call(lambda: None, warmup=-1)
+    with pytest.raises(ValueError, match="min_run_time"):
+        time_call(lambda: None, min_run_time=0)
+    with pytest.raises(ValueError, match="min_run_time"):
+        time_call(lambda: None, min_run_time="1")
 
 
 def test_attention_matrix_bytes():

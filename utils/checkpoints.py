@@ -130,11 +130,19 @@ def write(path: Path, model: nn.Module, optimizer: torch.optim.Optimizer, schedu
           history: Any) -> None:
     """Keep a finished run: the model's weights, the optimiser's and scheduler's states, the history
     and the random generators' states."""
+    _save_whole({"model": {k: v.detach().cpu() for k, v in model.state_dict().items()},
+                 "optimizer": optimizer.state_dict(),
+                 "scheduler": scheduler.state_dict() if scheduler is not None else None,
+                 "history": history, "rng": _rng_state()}, path)
+
+
+def _save_whole(content: dict, path: Path) -> None:
+    """Save to a temporary name, then rename: a notebook running beside this one (the book executes
+    two at a time) reads the whole file or none of it."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    torch.save({"model": {k: v.detach().cpu() for k, v in model.state_dict().items()},
-                "optimizer": optimizer.state_dict(),
-                "scheduler": scheduler.state_dict() if scheduler is not None else None,
-                "history": history, "rng": _rng_state()}, path)
+    partial = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    torch.save(content, partial)
+    os.replace(partial, path)
 
 
 def evaluation_path(model: nn.Module, settings: str, pairs: list[Any],
@@ -160,5 +168,4 @@ def load_evaluation(path: Path) -> Any:
 
 def write_evaluation(path: Path, scores: Any) -> None:
     """Keep the scores of an evaluation (the reference run)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    torch.save({"scores": scores}, path)
+    _save_whole({"scores": scores}, path)

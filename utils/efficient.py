@@ -13,7 +13,7 @@ Mask contract (the whole course): a mask is ``torch.bool``, **True means "may at
 to (..., T_q, T_k). Pass ``is_causal=True`` rather than a causal mask where you can: the kernel then
 skips the masked tiles and no (T_q, T_k) mask has to exist at all.
 
-Measuring: ``time_call`` returns the median wall-clock time of a call (synchronising a GPU);
+Measuring: ``time_call`` returns the median wall-clock time of a call, by PyTorch's benchmark timer;
 ``peak_memory_bytes`` returns the peak memory a call allocates (CUDA: the caching allocator's
 statistics; CPU: the bytes of the tensors that PyTorch operations hand back, tracked while alive);
 ``attention_matrix_bytes`` is the size of one (B, H, T_q, T_k) weight matrix, the T^2 term.
@@ -21,7 +21,6 @@ statistics; CPU: the bytes of the tensors that PyTorch operations hand back, tra
 
 from __future__ import annotations
 
-import statistics
 import time
 import weakref
 from collections.abc import Callable
@@ -98,30 +97,32 @@ def _synchronize() -> None:
         torch.cuda.synchronize()
 
 
-def time_call(fn: Callable[[], Any], repeats: int = 5, warmup: int = 1) -> float:
-    """Median wall-clock seconds of ``fn()`` over ``repeats`` calls, after ``warmup`` untimed calls.
+def time_call(fn: Callable[[], Any], min_run_time: float = 0.2) -> float:
+    """Median wall-clock seconds of ``fn()``, measured by PyTorch's benchmark timer
+    (``torch.utils.benchmark.Timer.blocked_autorange``) with torch's current thread count: it calls
+    ``fn`` once or more to size its blocks (which also warms up: kernel selection, caches, lazy
+    initialisation), then times blocks of calls until ``min_run_time`` seconds have passed, and
+    returns the median time per call. It waits for a GPU's queued work before reading the clock.
 
     In a grading run (``utils.checkpoints.grading()``) it times one call without a warm-up: nothing
     graded is a time, and grading should take seconds."""
     if not callable(fn):
         raise TypeError(f"fn must be a function of no arguments, e.g. lambda: f(q, k, v); "
                         f"got {type(fn).__name__}")
-    if not isinstance(repeats, int) or repeats < 1:
-        raise ValueError(f"repeats must be a positive int, got {repeats!r}")
-    if not isinstance(warmup, int) or warmup < 0:
-        raise ValueError(f"warmup must be a non-negative int, got {warmup!r}")
+    if isinstance(min_run_time, bool) or not isinstance(min_run_time, (int, float)) \
+            or not min_run_time > 0:
+        raise ValueError(f"min_run_time must be a positive number of seconds, got {min_run_time!r}")
     if checkpoints.grading():
-        repeats, warmup = 1, 0
-    for _ in range(warmup):  # first calls pay for kernel selection, caches and lazy initialisation
-        fn()
-    _synchronize()
-    times = []
-    for _ in range(repeats):
+        _synchronize()
         start = time.perf_counter()
         fn()
         _synchronize()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)  # the median ignores the odd slow call (another process, GC)
+        return time.perf_counter() - start
+    from torch.utils import benchmark
+
+    timer = benchmark.Timer(stmt="fn()", globals={"fn": fn}, num_threads=torch.get_num_threads())
+    # the median ignores the odd slow block (another process, the garbage collector)
+    return timer.blocked_autorange(min_run_time=float(min_run_time)).median
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -6,8 +6,8 @@ from utils.checks import MISTAKES
 WRONG = [
     # predictions: written in the right form, so they pass; the comparison names the misconception
     Wrong("Exercise 11.1", "the belief that adding a piece can only help (without its mask the "
-          "decoder's self-attention learns to copy the next word, and at test time there is nothing "
-          "to copy)", '''
+          "decoder's self-attention learns to read part of its predictions off the next input word, "
+          "which at test time does not exist)", '''
 def my_predictions():
     return {"0: chapter 3": 0.0, "1: + positions": 0.2, "2: + 4 heads": 0.35,
             "3: + feed-forward": 0.4, "4: + Add & Norm": 0.45,

@@ -33,14 +33,15 @@ _LADDER_CLAIMS = (
      "right kind, never a word at the right place)"),
     ("rung 5 (unmasked self-attention)", 5, None, "at most", 0.3,
      "the belief that adding a piece can only help (without its mask the decoder's self-attention "
-     "learns to copy the next word, and at test time there is nothing to copy)"),
+     "learns to read part of its predictions off the next input word, which at test time does not "
+     "exist)"),
     ("rung 6 (causal mask)", 6, None, "at least", 0.85,
      "the belief that one layer in each stack stays far from chapter 8's Transformer (with the mask, "
      "self-attention gives every position the prefix written so far and every source word its "
      "context)"),
     ("rung 6 minus rung 5 (the causal mask)", 6, 5, "at least", 0.5,
-     "the belief that the causal mask is a detail (it closes the path by which the decoder copies the "
-     "next word)"),
+     "the belief that the causal mask is a detail (it closes the path by which the decoder reads the "
+     "next input word)"),
 )
 
 
@@ -76,7 +77,7 @@ def _fractions_in_order(predicted: object, names: list[str], hint: str) -> list[
               "Your reasoning: one sentence per rung, written with the predictions, before training.",
               ("a reason for every rung, not only a number", "rung 0 as a bag of words and rung 1's "
                "positions as the way to find a word by its place", "rung 5's unmasked decoder "
-               "self-attention as a chance to copy the next word, or another reason that the "
+               "self-attention as a chance to read the next input word, or another reason that the "
                "measurement then confirms or refutes"), 2)],
           hint="return a dict whose keys are exactly the names in RUNGS (copy them from list(RUNGS)) "
                "and whose values are fractions between 0 and 1; there is no wrong guess, only a "
@@ -398,8 +399,9 @@ def _ladder_inputs(hidden: bool) -> list[tuple[dict[str, float]]]:
                   "The capstone's write-up: for every rung where your prediction (Exercise 11.1) was off "
                   "by more than 0.2, a paragraph on what you expected and what the lab measured.",
                   ("names every rung whose prediction was off by more than 0.2",
-                   "explains rung 5's collapse: the decoder without its mask reads the next word and "
-                   "copies it (teacher-forced accuracy near 1, greedy exact match near 0)",
+                   "explains rung 5's collapse: the decoder without its mask leans on the next input "
+                   "word (teacher-forced accuracy near 1 with the true inputs, clearly lower with "
+                   "random later inputs, greedy exact match near 0)",
                    "explains what the causal mask restores at rung 6, and any other miss (such as "
                    "positions at rung 1) with the lab's own numbers"), 3)])
 def _biggest_step(answer, hidden=False):
