@@ -251,12 +251,32 @@ def draw_encoder_layer(config_or_layer: TransformerConfig | EncoderLayer,
     return fit_height(fig, ax, bottom)
 
 
+def _residual_unit(ax: Axes, x: float, y: float, c: int, norm_first: bool) -> float:
+    """One sub-layer with its residual connection and its LayerNorm, titled by the order; the lowest y."""
+    name, cite, rule = (("pre-norm", "Xiong et al., 2020", "x + Sublayer(LayerNorm(x))") if norm_first
+                        else ("post-norm", "Vaswani et al., 2017", "LayerNorm(x + Sublayer(x))"))
+    draw_text(ax, x + 0.2, y, f"{name} ({cite})", size=11, fontweight="bold")
+    draw_text(ax, x + 0.2, y - 0.3, rule, size=SHAPE_SIZE, color=MUTED)
+    draw_arrow(ax, [(x, y - 0.5), (x, y - 0.95)], label=f"x {shape('B', 'S', f'C={c}')}", side="left",
+               head=False)
+    column = residual_column(ax, x, y - 0.95, [Sublayer("Sublayer\n(self-attention\nor feed-forward)",
+                                                        "linear")], norm_first, label_residual=True)
+    draw_arrow(ax, [(x, column.bottom), (x, column.bottom - 0.45)], label=shape("B", "S", f"C={c}"),
+               side="left")
+    what = ("normalised: the next sub-layer,\nthe next residual line and the\nblock's output all get it"
+            if not norm_first else "never normalised: a pre-norm\nstack ends with one more LayerNorm")
+    draw_text(ax, x + 0.2, column.bottom - 0.9, what, size=SHAPE_SIZE, color=MUTED)
+    return column.bottom - 1.3
+
+
 def draw_encoder_layers_post_vs_pre(config_or_layer: TransformerConfig | EncoderLayer) -> Figure:
-    """Post-norm (the paper) and pre-norm (Xiong et al., 2020) encoder layers side by side, same sizes."""
-    c, h, f, _ = _layer_sizes(config_or_layer, "draw_encoder_layers_post_vs_pre")
-    fig, ax = new_diagram(7.6, 7.0)
-    bottom = min(_encoder_layer(ax, 1.3, 6.8, c, h, f, norm_first=False),
-                 _encoder_layer(ax, 5.1, 6.8, c, h, f, norm_first=True))
+    """Where the LayerNorm sits, post-norm (the paper) against pre-norm (Xiong et al., 2020): one
+    sub-layer with its residual connection in each order, at the layer's width. The whole block is
+    ``draw_encoder_layer``; this figure shows only what differs."""
+    c, _, _, _ = _layer_sizes(config_or_layer, "draw_encoder_layers_post_vs_pre")
+    fig, ax = new_diagram(7.6, 5.0)
+    bottom = min(_residual_unit(ax, 1.3, 4.8, c, norm_first=False),
+                 _residual_unit(ax, 5.1, 4.8, c, norm_first=True))
     return fit_height(fig, ax, bottom)
 
 
