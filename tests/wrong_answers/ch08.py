@@ -4,7 +4,7 @@ from tests.wrong_answers import Wrong
 from utils.checks import MISTAKES
 
 WRONG = [
-    Wrong("Exercise 8.1", "epsilon spread over the V - 1 wrong words only", '''
+    Wrong("Exercise 8.1", "epsilon spread over the |V| - 1 wrong words only", '''
 def smoothed_cross_entropy(logits, targets, epsilon, pad_id):
     log_probs = logits.log_softmax(dim=-1)
     right = -log_probs.gather(-1, targets[:, None])[:, 0]
@@ -19,7 +19,7 @@ def smoothed_cross_entropy(logits, targets, epsilon, pad_id):
     per_position = (1 - epsilon) * right - epsilon * log_probs.mean(dim=-1)
     return per_position.mean()                              # every position, padding too
 '''),
-    Wrong("Exercise 8.1", "epsilon put on every word instead of epsilon / V", '''
+    Wrong("Exercise 8.1", "epsilon put on every word instead of epsilon / |V|", '''
 def smoothed_cross_entropy(logits, targets, epsilon, pad_id):
     log_probs = logits.log_softmax(dim=-1)
     target = torch.full_like(log_probs, epsilon)            # epsilon on each word

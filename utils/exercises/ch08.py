@@ -73,20 +73,20 @@ def _smoothed_cross_entropy(answer, hidden=False):
                    (torch._C._nn, "cross_entropy_loss"), (torch._C._nn, "nll_loss"),
                    (torch._C._nn, "nll_loss_nd")],
         mistakes={
-            "epsilon spread over the V - 1 wrong words only (PyTorch's label smoothing, like the "
-            "chapter's, spreads it over all V words, the right one included)":
+            "epsilon spread over the |V| - 1 wrong words only (PyTorch's label smoothing, like the "
+            "chapter's, spreads it over all |V| words, the right one included)":
                 (_smoothing_made_like(uniform_share=lambda lp, right: (lp.sum(dim=-1) - right)
                                       / (lp.shape[-1] - 1)),
-                 "the uniform part of the target gives epsilon / V to every one of the V words, the "
-                 "right word included, which then gets 1 - epsilon + epsilon / V in all"),
+                 "the uniform part of the target gives epsilon / |V| to every one of the |V| words, the "
+                 "right word included, which then gets 1 - epsilon + epsilon / |V| in all"),
             "padding positions counted in the mean (average over the real targets only)":
                 (_smoothing_made_like(count_padding=True),
                  "leave out the positions whose target is pad_id before you average"),
-            "epsilon put on every word instead of epsilon / V (the uniform part of the target must "
+            "epsilon put on every word instead of epsilon / |V| (the uniform part of the target must "
             "sum to epsilon)":
                 (_smoothing_made_like(uniform_share=lambda lp, right: lp.sum(dim=-1)),
                  "the cross-entropy against the uniform distribution is the mean of -log p over "
-                 "the V words, not their sum"),
+                 "the |V| words, not their sum"),
             "the log of the softmax taken in two steps (a probability that underflows to 0 gives "
             "log 0 = -inf)":
                 (_smoothing_made_like(log_probs_of=lambda lg: lg.softmax(dim=-1).log()),
