@@ -12,6 +12,7 @@ Modules, one per subject, imported by the chapter notebooks:
 - ``utils.translation`` greedy and beam-search decoding, training on a translation task (chapter 8)
 - ``utils.efficient``   the fused attention fast path, timing and memory measurements (chapter 9)
 - ``utils.gpt``         a tiny decoder-only (GPT-style) model, sampling, a grammar checker (chapter 9)
+- ``utils.subwords``    byte-pair encoding, subwords learned on the course's sentences (chapter 9)
 - ``utils.corpus``      a loader for a real parallel corpus (Tatoeba English-French), for online readers
 - ``utils.train``       a training loop with progress bars, evaluation helpers
 - ``utils.plots``       attention heatmaps and other figures, readable at the book's column width

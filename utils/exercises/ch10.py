@@ -57,16 +57,19 @@ def _mask_inputs(hidden: bool) -> list[tuple[Any, ...]]:
 _MASK_ROUTES = [(utils.attention, "causal_mask")]
 
 
-@exercise("10.1", "The loss that lies", "Medium", 15, kind="fix",
+@exercise("10.1", "A decoder that peeks", "Medium", 15, kind="fix",
           hint="print the mask for a length of 4 and read row i: query i may see itself "
                "and every earlier key, and nothing after it; True means 'may attend'",
           questions=[Question(
-              "Why did this slip make the model look better under teacher forcing rather than worse?",
+              "How can such a leak make a model look better under teacher forcing than it is, and why "
+              "did it not do so in the lab's short run?",
               ("tril(diagonal=1) keeps one diagonal too many: query i may see key i + 1",
-               "in the decoder, input i + 1 is the label of position i, so every position can copy "
-               "its answer, and the teacher-forced loss and accuracy reward the copying",
-               "at inference the last position has no i + 1 to copy from, and it is the only "
-               "position greedy decoding reads"), 2)])
+               "in the decoder, input i + 1 is the label of position i: a model that learns to read "
+               "it scores well under teacher forcing and fails when it decodes, where the last "
+               "position has no i + 1",
+               "using a path takes training: after one short epoch with four other bugs the model had "
+               "not learned to (random later inputs hardly changed its accuracy); the leak test shows "
+               "that a model can peek, the random-input test that it does"), 2)])
 def _check_subsequent_mask(answer, hidden=False):
     refuse_as_is(answer, _MASK_ROUTES, "Exercise 10.1",
                  "not the lab's code repaired; fix the slip in the lab's own function, in place")
