@@ -86,4 +86,31 @@ from utils.exercises import ch09
 def predicted_distinct_sentences():
     return ch09._distinct_top_1_sentences(5)
 '''),
+    # the chapter's encoder called: replaying the merges in order, or the package's learner
+    Copy("Exercise 9.6", "forbidden", '''
+from utils.subwords import BPE
+
+def encode_by_rank(word, merges):
+    return BPE(frozenset(word), tuple(merges)).encode_word(word)
+'''),
+    Copy("Exercise 9.6", "forbidden", '''
+import utils.subwords
+
+def encode_by_rank(word, merges):
+    symbols = (*word[:-1], word[-1] + utils.subwords.END)
+    for pair in merges:
+        symbols = utils.subwords._merge(symbols, tuple(pair))
+    return list(symbols)
+'''),
+    Copy("Exercise 9.6", "package", '''
+from utils.exercises import ch09
+
+encode_by_rank = ch09._by_rank_made_like()
+'''),
+    Copy("Exercise 9.6", "package", '''
+from utils.exercises.ch09 import _by_rank_made_like
+
+def encode_by_rank(word, merges):
+    return _by_rank_made_like()(word, merges)
+'''),
 ]

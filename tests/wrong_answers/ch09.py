@@ -111,4 +111,81 @@ def predicted_distinct_sentences():
 def predicted_distinct_sentences():
     return 7                   # flatter, so a few different sentences
 '''),
+    Wrong("Exercise 9.6", "the merges replayed once each, in list order", '''
+def encode_by_rank(word, merges):
+    symbols = [*word[:-1], word[-1] + "</w>"]
+    for a, b in merges:                         # as encode_word does
+        out, at = [], 0
+        while at < len(symbols):
+            if at + 1 < len(symbols) and (symbols[at], symbols[at + 1]) == (a, b):
+                out.append(a + b)
+                at += 2
+            else:
+                out.append(symbols[at])
+                at += 1
+        symbols = out
+    return symbols
+'''),
+    Wrong("Exercise 9.6", "the latest-learned pair merged first", '''
+def encode_by_rank(word, merges):
+    rank = {tuple(p): r for r, p in enumerate(merges)}
+    symbols = [*word[:-1], word[-1] + "</w>"]
+    while True:
+        listed = [(rank[p], k) for k, p in enumerate(zip(symbols, symbols[1:])) if p in rank]
+        if not listed:
+            return symbols
+        _, k = max(listed)                      # the newest merge is the best one
+        a, b = symbols[k], symbols[k + 1]
+        out, at = [], 0
+        while at < len(symbols):
+            if symbols[at:at + 2] == [a, b]:
+                out.append(a + b)
+                at += 2
+            else:
+                out.append(symbols[at])
+                at += 1
+        symbols = out
+'''),
+    Wrong("Exercise 9.6", "the leftmost mergeable pair merged first", '''
+def encode_by_rank(word, merges):
+    listed = {tuple(p) for p in merges}
+    symbols = [*word[:-1], word[-1] + "</w>"]
+    while True:
+        found = [k for k, p in enumerate(zip(symbols, symbols[1:])) if p in listed]
+        if not found:
+            return symbols
+        k = found[0]                            # read the word from the left
+        a, b = symbols[k], symbols[k + 1]
+        out, at = [], 0
+        while at < len(symbols):
+            if symbols[at:at + 2] == [a, b]:
+                out.append(a + b)
+                at += 2
+            else:
+                out.append(symbols[at])
+                at += 1
+        symbols = out
+'''),
+    Wrong("Exercise 9.6", "no </w> marker on the last character", '''
+def encode_by_rank(word, merges):
+    rank = {}
+    for r, p in enumerate(merges):
+        rank.setdefault(tuple(p), r)
+    symbols = list(word)                        # the characters, nothing more
+    while True:
+        listed = [(rank[p], k) for k, p in enumerate(zip(symbols, symbols[1:])) if p in rank]
+        if not listed:
+            return symbols
+        _, k = min(listed)
+        a, b = symbols[k], symbols[k + 1]
+        out, at = [], 0
+        while at < len(symbols):
+            if symbols[at:at + 2] == [a, b]:
+                out.append(a + b)
+                at += 2
+            else:
+                out.append(symbols[at])
+                at += 1
+        symbols = out
+'''),
 ]

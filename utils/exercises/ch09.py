@@ -11,6 +11,7 @@ import torch
 import torch.nn.functional as F
 
 import utils.gpt
+import utils.subwords
 from utils.attention import causal_mask
 from utils.checks import MISTAKES, also_forbidden, verify_function, verify_prediction
 from utils.data import SOURCE_WORDS, Vocab
@@ -315,3 +316,116 @@ def _predict_top_1(answer, hidden=False):
                    "every score by the same number keeps their order, and top-1 keeps only the "
                    "first, so every draw is greedy)",
             })
+
+
+# ---------------------------------------------------------------------------------------------------
+# 9.6 Encoding by rank
+# ---------------------------------------------------------------------------------------------------
+def _start(word: str, marker: bool = True) -> list[str]:
+    """A word's characters, the end-of-word marker glued to the last one (as learn_bpe starts)."""
+    return [*word[:-1], word[-1] + utils.subwords.END] if marker else list(word)
+
+
+def _pair_joined(symbols: list[str], pair: tuple[str, str]) -> list[str]:
+    """Every occurrence of ``pair``, left to right, joined into one symbol."""
+    out, i = [], 0
+    while i < len(symbols):
+        if i + 1 < len(symbols) and (symbols[i], symbols[i + 1]) == pair:
+            out.append(symbols[i] + symbols[i + 1])
+            i += 2
+        else:
+            out.append(symbols[i])
+            i += 1
+    return out
+
+
+def _by_rank_made_like(choose=min, marker=True):
+    """The reference (``choose=min``, with the marker) or a model answer with one mistake: merge the
+    pair of the word whose rank ``choose`` picks, until no pair of the word is in the list."""
+    def encode(word, merges):
+        rank = {tuple(pair): r for r, pair in reversed(list(enumerate(merges)))}   # first rank wins
+        symbols = _start(word, marker)
+        while True:
+            ranked = [(rank[pair], k) for k, pair in enumerate(zip(symbols, symbols[1:], strict=False))
+                      if pair in rank]
+            if not ranked:
+                return symbols
+            _, k = choose(ranked)
+            symbols = _pair_joined(symbols, (symbols[k], symbols[k + 1]))
+    return encode
+
+
+def _replayed(word, merges):
+    """A model answer: every merge replayed once, in list order (what ``BPE.encode_word`` does)."""
+    symbols = _start(word)
+    for pair in merges:
+        symbols = _pair_joined(symbols, tuple(pair))
+    return symbols
+
+
+def _leftmost(word, merges):
+    """A model answer: the leftmost pair of the word that is in the list, whatever its rank."""
+    known, symbols = {tuple(p) for p in merges}, _start(word)
+    while True:
+        at = next((k for k, pair in enumerate(zip(symbols, symbols[1:], strict=False)) if pair in known),
+                  None)
+        if at is None:
+            return symbols
+        symbols = _pair_joined(symbols, (symbols[at], symbols[at + 1]))
+
+
+def _rank_inputs(hidden: bool) -> list[tuple[str, list[tuple[str, str]]]]:
+    from utils.data import make_pairs
+
+    end = utils.subwords.END
+    learned = list(utils.subwords.learn_bpe([list(p.src) for p in make_pairs(400, seed=107 if hidden
+                                                                               else 7)], 40).merges)
+    # a hand-made list in which a merge makes a pair listed earlier: replaying misses it
+    made = [("l", "ow" + end), ("o", "w" + end), ("e", "r" + end), ("n", "e")]
+    # overlapping pairs of three ranks: the earliest, the latest and the leftmost give three results
+    def overlapping(w: str) -> list[tuple[str, str]]:
+        return [(w[1], w[2]), (w[2], w[3]), (w[3], w[4] + end), (w[0], w[1])]
+    order = [("o", "w"), ("l", "o"), ("ow", "e"), ("w", "e")]
+    if hidden:
+        return [("pqrst", overlapping("pqrst")), ("teachers", learned), ("a", learned),
+                ("aaaaa", [("a", "a"), ("aa", "a" + end)]), ("low", made), ("newer", made),
+                ("lowe", order), ("slowest", learned)]
+    return [("abcde", overlapping("abcde")), ("greener", learned), ("riverboat", learned),
+            ("the", learned), ("low", made), ("lowe", order), ("lowe", list(reversed(order)))]
+
+
+@exercise("9.6", "Encoding by rank", "Medium", 20,
+          hint="start from the characters with </w> glued to the last one; then, again and again, "
+               "look at the pairs of neighbours the word has now, keep those that are in the list, "
+               "and merge (everywhere in the word) the one that comes first in the list",
+          questions=[Question(
+              "Does encoding by rank always give what replaying the merges in order gives? When can "
+              "the two differ?",
+              ("for a list learned by learn_bpe they agree: a merge joins two symbols that earlier "
+               "merges made, so the earliest-learned pair present now is the next merge a replay "
+               "would make",
+               "a hand-made list can break it: when a merge makes a pair that was listed earlier, "
+               "a replay has already passed that pair and never merges it, while encoding by rank "
+               "does",
+               "an example such as ('l', 'ow</w>') listed before ('o', 'w</w>'), on 'low'"), 2)])
+def _encode_by_rank(answer, hidden=False):
+    verify_function(
+        answer, reference=_by_rank_made_like(), inputs=_rank_inputs(hidden), name="Exercise 9.6",
+        hint=_encode_by_rank.exercise.hint,
+        forbidden=[(utils.subwords.BPE, "encode_word"), (utils.subwords.BPE, "encode"),
+                   (utils.subwords, "_merge"), (utils.subwords, "learn_bpe")],
+        mistakes={
+            "the merges replayed once each, in list order (a pair that a later merge makes is "
+            "then missed)":
+                (_replayed, "choose again after every merge, among the pairs the word has now: a "
+                 "merge can make a pair that comes earlier in the list"),
+            "the latest-learned pair merged first":
+                (_by_rank_made_like(choose=max), "the pair that comes first in the list wins: "
+                 "learn_bpe learned it from more frequent pairs"),
+            "the leftmost mergeable pair merged first, whatever its rank":
+                (_leftmost, "among the pairs the word has now, merge the one with the smallest "
+                 "index in the list, wherever it sits in the word"),
+            "no </w> marker on the last character (a word's last symbol must end with </w>)":
+                (_by_rank_made_like(marker=False), "glue </w> to the last character before merging, "
+                 "as learn_bpe does: merges such as ('e', 'r</w>') only match word ends"),
+        })
