@@ -1,4 +1,5 @@
-"""Keep the instructor guide's tables true: each chapter's exercises and each notebook's run time.
+"""Keep the instructor guide's tables true: each chapter's learning goals and exercises, and each
+notebook's run time.
 
     python -m classroom.guide                  # rewrite book/instructor_guide.md from the notebooks
     python -m classroom.guide --check          # exit 1 if the guide disagrees with the notebooks
@@ -141,14 +142,36 @@ def time_table(chapters: Path, seconds: dict[str, float]) -> str:
     return "\n".join(rows)
 
 
+_GOALS = re.compile(r"^\*\*Learning goals\*\*[^\n]*\n\n((?:- [^\n]*\n(?:  [^\n]*\n)*)+)", re.M)
+
+
+def goals_of(path: Path) -> list[str]:
+    """The learning goals a notebook states (the list under its "**Learning goals**"), one line each."""
+    nb = nbformat.read(path, as_version=4)
+    for cell in nb.cells:
+        found = _GOALS.search(cell.source + "\n") if cell.cell_type == "markdown" else None
+        if found:
+            items = re.split(r"^- ", found.group(1), flags=re.M)[1:]
+            return ["- " + " ".join(line.strip() for line in item.splitlines()) for item in items]
+    return []
+
+
 def updated_guide(text: str, chapters: Path, seconds: dict[str, float] | None) -> str:
-    """The guide with every chapter's exercise line (and, given ``seconds``, the time table) redone."""
+    """The guide with every chapter's learning goals and exercise line (and, given ``seconds``, the
+    time table) redone."""
     for path in chapter_notebooks(chapters):
         number = int(path.name[:2])
         section = re.search(rf"^### {number}\. .*?(?=^### |^## |\Z)", text, re.M | re.S)
         if section is None:
             continue
         body = section.group(0)
+        goals = goals_of(path)
+        if goals:  # as the chapter states them, word for word
+            body_goals = _GOALS.search(body)
+            if body_goals:
+                new_body = body.replace(body_goals.group(1), "\n".join(goals) + "\n", 1)
+                text = text.replace(body, new_body, 1)
+                body = new_body
         new_line = exercise_line(path)
         if re.search(r"^\*\*Exercises\*\*.*$", body, re.M):
             new_body = re.sub(r"^\*\*Exercises\*\*.*$", new_line.replace("\\", r"\\"), body, count=1,

@@ -184,7 +184,8 @@ def _execute_one(path: str, environ: dict[str, str]) -> tuple[str | None, float,
     import nbformat
     from jupyter_cache.executors.utils import single_nb_execution
 
-    os.environ.update(environ)  # the kernel inherits this process's environment
+    os.environ.clear()  # the kernel inherits this process's environment: exactly the build's
+    os.environ.update(environ)
     notebook = nbformat.read(path, as_version=4)
     result = single_nb_execution(notebook, cwd=str(Path(path).parent), allow_errors=False,
                                  timeout=TIMEOUT_S, meta_override=True)
@@ -211,7 +212,8 @@ def missing_runs(build: Path, notebooks: list[Path]) -> list[Path]:
 def execute(build: Path, notebooks: list[Path], *, jobs: int, threads: int,
             environ: dict[str, str] | None = None) -> list[str]:
     """Execute the notebooks the cache lacks, ``jobs`` at a time with ``threads`` CPU threads each,
-    and store each run that succeeds; return one line per notebook that failed."""
+    and store each run that succeeds; return one line per notebook that failed. ``environ`` is the
+    kernels' whole environment (default: this process's)."""
     from concurrent.futures import ProcessPoolExecutor, as_completed
     from multiprocessing import get_context
 
@@ -225,7 +227,9 @@ def execute(build: Path, notebooks: list[Path], *, jobs: int, threads: int,
     # the notebooks that train longest start first (the later chapters and the labs), so that no worker
     # is left alone with a long one at the end
     todo.sort(key=lambda path: path.name, reverse=True)
-    kernel_env = {**(environ or {}), "COURSE_THREADS": str(threads)}
+    # the whole environment of the kernels: the caller's (a variable it removed stays removed), else
+    # this process's, with the thread count of the plan
+    kernel_env = {**(dict(os.environ) if environ is None else environ), "COURSE_THREADS": str(threads)}
     print(f"book: executing {len(todo)} notebooks, {jobs} at a time, {threads} CPU thread"
           f"{'s' if threads > 1 else ''} each (COURSE_BOOK_JOBS, COURSE_THREADS)", flush=True)
     store = get_cache(str(build / ".jupyter_cache"))

@@ -188,3 +188,55 @@ def test_the_book_tests_pass_after_a_book_built_with_other_threads(tmp_path):
     store = jupyter_cache.get_cache(str(output / "_build" / ".jupyter_cache"))
     settings = [cache.run_settings(store.get_cache_bundle(r.pk).nb) for r in store.list_cache_records()]
     assert settings == [newcomers_run_settings()]
+
+
+# --- executing the missing runs side by side (`make book`'s first step) ----------------------------
+def test_the_plan_splits_the_threads_between_two_notebooks():
+    assert cache.plan(1) == (1, 1)
+    assert cache.plan(2) == (2, 1)
+    assert cache.plan(4) == (2, 2)
+    assert cache.plan(4, jobs=1) == (1, 4)
+    with pytest.raises(ValueError, match="at least 1"):
+        cache.plan(2, jobs=0)
+
+
+def test_the_machine_plan_follows_the_readers_settings():
+    assert cache.machine_plan({"COURSE_THREADS": "3"}) == (1, 3)          # one at a time
+    assert cache.machine_plan({"COURSE_THREADS": "1", "COURSE_BOOK_JOBS": "2"}) == (2, 1)
+    jobs, threads = cache.machine_plan({"COURSE_BOOK_JOBS": "1"})
+    assert jobs == 1 and threads >= 1
+    with pytest.raises(SystemExit, match="COURSE_BOOK_JOBS must be a whole number"):
+        cache.machine_plan({"COURSE_BOOK_JOBS": "two"})
+
+
+def test_the_notebooks_of_a_table_of_contents(tmp_path):
+    toc = tmp_path / "_toc.yml"
+    toc.write_text("format: jb-book\nroot: book/intro\nchapters:\n  - file: chapters/00_getting_started\n"
+                   "  - file: chapters/02_soft_lookup.ipynb\n  - file: book/glossary\n")
+    assert cache.toc_notebooks(toc) == [REPO_ROOT / "chapters" / "00_getting_started.ipynb",
+                                        REPO_ROOT / "chapters" / "02_soft_lookup.ipynb"]
+    assert len(cache.toc_notebooks(REPO_ROOT / "book" / "_toc.yml")) == len(
+        list((REPO_ROOT / "chapters").glob("[0-9][0-9]_*.ipynb")))
+
+
+def test_execute_stores_runs_made_in_the_builds_environment(tmp_path, monkeypatch):
+    """A run executed here is found by the cache as jupyter-book looks it up, and its kernel saw the
+    plan's thread count and exactly the environment given: a variable the build removed stays
+    removed (the build removes a headless MPLBACKEND, which would drop every figure)."""
+    folder = tmp_path / "chapters"
+    folder.mkdir()
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [nbformat.v4.new_code_cell(
+        "import os\nprint(os.environ.get('COURSE_THREADS'), os.environ.get('BOOK_CACHE_PROBE'))")]
+    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    path = folder / "tiny.ipynb"
+    nbformat.write(notebook, path)
+    monkeypatch.setenv("BOOK_CACHE_PROBE", "set in the calling process")
+    environ = {k: v for k, v in os.environ.items() if k != "BOOK_CACHE_PROBE"}
+    build = tmp_path / "_build"
+    assert cache.execute(build, [path], jobs=1, threads=3, environ=environ) == []
+    store = jupyter_cache.get_cache(str(build / ".jupyter_cache"))
+    record = store.match_cache_notebook(nbformat.read(path, as_version=4))
+    printed = store.get_cache_bundle(record.pk).nb.cells[0].outputs[0]["text"]
+    assert printed.strip() == "3 None"
+    assert cache.missing_runs(build, [path]) == []      # a second `make book` executes nothing
