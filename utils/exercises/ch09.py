@@ -327,16 +327,8 @@ def _start(word: str, marker: bool = True) -> list[str]:
 
 
 def _pair_joined(symbols: list[str], pair: tuple[str, str]) -> list[str]:
-    """Every occurrence of ``pair``, left to right, joined into one symbol."""
-    out, i = [], 0
-    while i < len(symbols):
-        if i + 1 < len(symbols) and (symbols[i], symbols[i + 1]) == pair:
-            out.append(symbols[i] + symbols[i + 1])
-            i += 2
-        else:
-            out.append(symbols[i])
-            i += 1
-    return out
+    """Every occurrence of ``pair``, left to right, joined into one symbol (``utils.subwords``'s merge)."""
+    return list(utils.subwords._merge(tuple(symbols), tuple(pair)))
 
 
 def _by_rank_made_like(choose=min, marker=True):
