@@ -25,7 +25,7 @@ def vocab():
 
 def test_mask_tokens_rates_and_targets(vocab):
     config = bert.BERTConfig.for_vocab(vocab)
-    ids = bert.encode(SENTENCES * 20, vocab)
+    ids = bert.encode_sentences(SENTENCES * 20, vocab)
     words = bert.word_ids(vocab)
     inputs, targets = bert.mask_tokens(ids, config, words, torch.Generator().manual_seed(0))
     real = (ids != config.pad_id) & (ids != config.cls_id)
@@ -63,7 +63,7 @@ def test_tinybert_encoder_equals_pytorch(vocab):
         enable_nested_tensor=False).eval()
     theirs.norm = None
     copy_from_torch_transformer(model.encoder, theirs)
-    ids = bert.encode(SENTENCES[:8], vocab)
+    ids = bert.encode_sentences(SENTENCES[:8], vocab)
     x = model.norm(model.positional(model.embed(ids)))
     want = theirs(x, src_key_padding_mask=ids == config.pad_id)
     got = model(ids)
@@ -78,7 +78,7 @@ def test_tinybert_errors(vocab):
     with pytest.raises(ValueError, match="max_len"):
         bert.TinyBERT(config)(torch.ones(1, 40, dtype=torch.long))
     with pytest.raises(ValueError, match="bert_vocab"):
-        bert.encode(SENTENCES[:2], bert.Vocab(["a"]))
+        bert.encode_sentences(SENTENCES[:2], bert.Vocab(["a"]))
     clf = bert.CLSClassifier(bert.TinyBERT(config), 2)
     with pytest.raises(ValueError, match="<cls>"):
         clf(torch.ones(2, 4, dtype=torch.long))

@@ -13,6 +13,7 @@ from matplotlib.text import Text
 
 from utils.architectures import (
     draw_attention_block,
+    draw_bert_and_vit,
     draw_encoder_layer,
     draw_encoder_layers_post_vs_pre,
     draw_multi_head,
@@ -20,9 +21,11 @@ from utils.architectures import (
     draw_transformer,
 )
 from utils.attention import MultiHeadAttention, SelfAttention, SingleHeadAttention
+from utils.bert import BERTConfig
 from utils.diagrams import FILLS, ROLE_COLORS, new_diagram, readability_problems, shape
 from utils.rnn import AttentionSeq2SeqGRU, Seq2SeqGRU
 from utils.transformer import EncoderLayer, Transformer, TransformerConfig
+from utils.vit import ViTConfig
 
 ODD = TransformerConfig(23, 29, d_model=48, num_heads=3, num_encoder_layers=5, num_decoder_layers=4, d_ff=96)
 OTHER = TransformerConfig(23, 29, d_model=64, num_heads=8, num_encoder_layers=2, num_decoder_layers=2,
@@ -56,7 +59,21 @@ DRAWINGS: dict[str, Callable[[], Figure]] = {
     "encoder_both": lambda: draw_encoder_layers_post_vs_pre(ODD),
     "transformer": lambda: draw_transformer(ODD, src_len=9, tgt_len=6),
     "transformer_pre_long": lambda: draw_transformer(OTHER, src_len=40, tgt_len=30),
+    "bert_and_vit": lambda: draw_bert_and_vit(BERTConfig(51, 4, 5, d_model=48, num_heads=3, num_layers=5,
+                                                         d_ff=96),
+                                              ViTConfig(image_size=24, patch_size=6, channels=3,
+                                                        num_classes=7, d_model=40, num_heads=5,
+                                                        num_layers=3, d_ff=72), seq_len=13),
 }
+
+
+def test_bert_and_vit_sizes_come_from_the_configs():
+    text = _joined(DRAWINGS["bert_and_vit"]())
+    for piece in ("|V|=51", "N=5 ×", "N=3 ×", "d_ff=96", "d_ff=72", "R²=4²=16", "Ch·P·P=108", "T=17",
+                  "K=7", "T=13", "H=3", "H=5"):
+        assert piece in text, piece
+    with pytest.raises(TypeError, match="BERTConfig"):
+        draw_bert_and_vit(ODD, ViTConfig(), 5)
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -12,6 +12,8 @@ vocabulary (Q/K/V colours, box fills, shape labels) is ``utils.diagrams``. Data 
   layer with its residual connections, post-norm (the paper) or pre-norm (Xiong et al., 2020) (chapter 7).
 - ``draw_transformer(config, src_len, tgt_len)``: the encoder-decoder of Vaswani et al. (2017), Figure 1,
   with the causal mask of the decoder's self-attention drawn beside it (chapter 8).
+- ``draw_bert_and_vit(bert, vit, seq_len)``: the two encoder-only models of chapter 12 side by side, a
+  tiny BERT (Devlin et al., 2019) and a Vision Transformer (Dosovitskiy et al., 2021).
 
 Each returns a ``matplotlib.figure.Figure`` made through pyplot (like ``utils.plots``): in a notebook end
 the line with ``;`` or assign the figure, else Jupyter shows it twice.
@@ -23,6 +25,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from utils.attention import MultiHeadAttention, SelfAttention, SingleHeadAttention
+from utils.bert import BERTConfig
 from utils.diagrams import (
     MUTED,
     SHAPE_SIZE,
@@ -42,6 +45,7 @@ from utils.diagrams import (
 )
 from utils.rnn import AttentionSeq2SeqGRU
 from utils.transformer import EncoderLayer, Transformer, TransformerConfig
+from utils.vit import ViTConfig
 
 
 def _expect(obj: object, types: tuple[type, ...], where: str, hint: str) -> None:
@@ -343,3 +347,68 @@ def draw_transformer(config: TransformerConfig | Transformer, src_len: int, tgt_
     draw_arrow(ax, [out.bottom(), (xd, out.bottom()[1] - 0.45)], side="left",
                label=f"logits {shape('B', f'T={tgt_len}', f'vocab={vocab}')}")
     return fit_height(fig, ax, out.bottom()[1] - 0.6)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Chapter 12: two encoder-only models
+# ---------------------------------------------------------------------------------------------------
+def _encoder_only(ax: Axes, x: float, y: float, title: str, inputs: list[tuple[str, str]], length: str,
+                  c: int, h: int, f: int, n: int, norm_first: bool, heads: list[str]) -> float:
+    """A titled encoder-only column: input steps (box text, the shape it passes on), N layers, then
+    one output head, or two side by side (alternatives, not one after the other)."""
+    draw_text(ax, x, y, title, size=11, fontweight="bold")
+    y -= 0.15
+    for k, (text, _) in enumerate(inputs):
+        box = draw_box(ax, x, y - 0.55, 2.3, 0.55, text, "embedding" if k else "tensor")
+        if k:
+            draw_arrow(ax, [(x, y), box.top()], label=inputs[k - 1][1], side="left")
+        y = box.bottom()[1]
+    draw_arrow(ax, [(x, y), (x, y - 0.75)], head=False, label=inputs[-1][1], side="left", at=0.35)
+    top = y - 0.75
+    column = residual_column(ax, x, top, [Sublayer(f"multi-head\nself-attention, H={h}", "attention", "self"),
+                                          Sublayer(f"feed-forward\nC={c} → d_ff={f} → C", "feed-forward")],
+                             norm_first, side=1)
+    draw_frame(ax, x - 1.25, column.bottom - 0.15, x + 1.4, top + 0.15, f"N={n} ×")
+    y = column.bottom
+    if norm_first:
+        draw_arrow(ax, [(x, y), (x, y - 0.3)], head=False)
+        y = draw_norm(ax, x, y - 0.3).bottom()[1]
+    draw_arrow(ax, [(x, y), (x, y - 0.55)], head=False, label=shape("B", length, f"C={c}"), side="left",
+               at=0.6)
+    y -= 0.55
+    if len(heads) == 1:
+        box = draw_box(ax, x, y - 0.5, 2.3, 0.6, heads[0], "linear")
+        draw_arrow(ax, [(x, y), box.top()])
+        return box.bottom()[1]
+    lowest = y
+    for dx, text in zip((-0.85, 0.95), heads, strict=True):
+        box = draw_box(ax, x + dx, y - 0.75, 1.7, 0.8, text, "linear")
+        draw_arrow(ax, [(x, y), (x + dx, y - 0.2), box.top()])
+        lowest = min(lowest, box.bottom()[1])
+    return lowest
+
+
+def draw_bert_and_vit(bert: BERTConfig, vit: ViTConfig, seq_len: int) -> Figure:
+    """BERT (left) and the Vision Transformer (right) with the sizes of their configs: the same encoder
+    stack, different inputs and outputs. ``seq_len`` counts BERT's tokens, ``<cls>`` included."""
+    _expect(bert, (BERTConfig,), "draw_bert_and_vit", "pass utils.bert.BERTConfig.for_vocab(vocab)")
+    _expect(vit, (ViTConfig,), "draw_bert_and_vit", "pass utils.vit.ViTConfig()")
+    _positive(seq_len, "seq_len")
+    fig, ax = new_diagram(7.6, 10.0)
+    t, n, p, ch, side = f"T={seq_len}", vit.num_patches, vit.patch_size, vit.channels, vit.image_size
+    r = side // p
+    bottom_left = _encoder_only(
+        ax, 1.75, 9.8, "BERT (post-norm)",
+        [("token ids\n<cls> w_1 ... w_n", shape("B", t)),
+         ("embedding + learned\npositions, LayerNorm", shape("B", t, f"C={bert.d_model}"))],
+        t, bert.d_model, bert.num_heads, bert.d_ff, bert.num_layers, False,
+        [f"pre-training:\nevery position,\nC → |V|={bert.vocab_size}",
+         "fine-tuning:\nthe <cls> row,\nC → K classes"])
+    bottom_right = _encoder_only(
+        ax, 5.6, 9.8, "Vision Transformer (pre-norm)",
+        [(f"image (B, Ch={ch}, I={side}, I)\ncut into R²={r}²={n} patches",
+          shape("B", f"R²={n}", f"Ch·P·P={ch * p * p}")),
+         ("linear Ch·P·P → C,\n[CLS] in front, positions", shape("B", f"T={n + 1}", f"C={vit.d_model}"))],
+        f"T={n + 1}", vit.d_model, vit.num_heads, vit.d_ff, vit.num_layers, True,
+        [f"the [CLS] row:\nlinear C → K={vit.num_classes} classes"])
+    return fit_height(fig, ax, min(bottom_left, bottom_right) - 0.1)

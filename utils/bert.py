@@ -43,7 +43,7 @@ def word_ids(vocab: Vocab) -> torch.Tensor:
     return torch.tensor([i for i, w in enumerate(vocab.itos) if not w.startswith("<")])
 
 
-def encode(sentences: Sequence[Sequence[str]], vocab: Vocab) -> torch.Tensor:
+def encode_sentences(sentences: Sequence[Sequence[str]], vocab: Vocab) -> torch.Tensor:
     """Sentences -> (B, T) ids ``<cls> w_1 .. w_n``, right-padded with ``<pad>``."""
     if MASK not in vocab.stoi or CLS not in vocab.stoi:
         raise ValueError("this vocabulary has no <cls> or <mask> token: build it with bert_vocab")
@@ -229,7 +229,8 @@ class CLSClassifier(nn.Module):
 
     def forward(self, ids: torch.Tensor) -> torch.Tensor:
         if not bool((ids[:, 0] == self.body.config.cls_id).all()):
-            raise ValueError("every sequence must start with <cls>: encode sentences with utils.bert.encode")
+            raise ValueError("every sequence must start with <cls>: encode sentences with "
+                             "utils.bert.encode_sentences")
         return self.head(self.body(ids)[:, 0])  # (B, T, C) -> (B, C) -> (B, K)
 
 

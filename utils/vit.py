@@ -1,7 +1,7 @@
 """A tiny Vision Transformer on images the course draws itself (chapter 12).
 
-Shape legend: B batch, Ch image channels, I image side (pixels), P patch side, N = (I / P)^2 patches,
-C = d_model, L layers, H heads, K classes.
+Shape legend: B batch, Ch image channels, I image side (pixels), P patch side, R = I / P patches a
+side, R^2 patches, T = 1 + R^2 tokens ([CLS] and the patches), C = d_model, L layers, H heads, K classes.
 
 The Vision Transformer (Dosovitskiy et al., 2021) reads an image as a sentence of patches: cut it into
 P x P squares, flatten each square and project it with one linear layer (the *patch embedding*, the
@@ -71,18 +71,18 @@ def check_images(images: torch.Tensor, patch_size: int) -> None:
 
 
 def patchify(images: torch.Tensor, patch_size: int) -> torch.Tensor:
-    """(B, Ch, I, I) -> (B, N, Ch * P * P): patches in reading order (row by row), each flattened
+    """(B, Ch, I, I) -> (B, R^2, Ch * P * P): patches in reading order (row by row), each flattened
     channel, then row, then column, the order of a convolution's weight (C, Ch, P, P)."""
     check_images(images, patch_size)
     b, ch, height, width = images.shape
     p = patch_size
     x = images.reshape(b, ch, height // p, p, width // p, p)  # (B, Ch, rows, P, cols, P)
     x = x.permute(0, 2, 4, 1, 3, 5)  # (B, rows, cols, Ch, P, P)
-    return x.reshape(b, (height // p) * (width // p), ch * p * p)  # (B, N, Ch * P * P)
+    return x.reshape(b, (height // p) * (width // p), ch * p * p)  # (B, R^2, Ch * P * P)
 
 
 class PatchEmbedding(nn.Module):
-    """Flattened patches times one matrix: (B, Ch, I, I) -> (B, N, C)."""
+    """Flattened patches times one matrix: (B, Ch, I, I) -> (B, R^2, C)."""
 
     def __init__(self, channels: int, patch_size: int, d_model: int):
         super().__init__()
@@ -90,7 +90,7 @@ class PatchEmbedding(nn.Module):
         self.proj = nn.Linear(channels * patch_size * patch_size, d_model)  # (Ch P P, C)
 
     def forward(self, images: torch.Tensor) -> torch.Tensor:
-        return self.proj(patchify(images, self.patch_size))  # (B, N, Ch P P) -> (B, N, C)
+        return self.proj(patchify(images, self.patch_size))  # (B, R^2, Ch P P) -> (B, R^2, C)
 
     def as_conv(self) -> nn.Conv2d:
         """The same map as ``nn.Conv2d`` with kernel and stride P, its weights copied from ours."""
@@ -152,31 +152,31 @@ class VisionTransformer(nn.Module):
         self.head = nn.Linear(c.d_model, c.num_classes)
 
     def tokens(self, images: torch.Tensor) -> torch.Tensor:
-        """(B, Ch, I, I) -> (B, 1 + N, C): [CLS] then the patches, positions added."""
+        """(B, Ch, I, I) -> (B, T, C), T = 1 + R^2: [CLS] then the patches, positions added."""
         c = self.config
         if images.dim() != 4 or tuple(images.shape[1:]) != (c.channels, c.image_size, c.image_size):
             raise ValueError(f"images must be (batch, {c.channels}, {c.image_size}, {c.image_size}), "
                              f"got {tuple(images.shape)}")
-        x = self.patches(images)  # (B, N, C)
-        x = torch.cat([self.cls.expand(len(x), -1, -1), x], dim=1)  # (B, 1 + N, C)
+        x = self.patches(images)  # (B, R^2, C)
+        x = torch.cat([self.cls.expand(len(x), -1, -1), x], dim=1)  # (B, T, C)
         return self.positional(x)
 
     def forward(self, images: torch.Tensor) -> torch.Tensor:
-        x, _ = self.encoder(self.tokens(images))  # (B, 1 + N, C)
+        x, _ = self.encoder(self.tokens(images))  # (B, T, C)
         return self.head(x[:, 0])  # the [CLS] row: (B, C) -> (B, K)
 
     @torch.no_grad()
     def attention_weights(self, images: torch.Tensor) -> torch.Tensor:
-        """Self-attention weights of every layer and head: (L, B, H, 1 + N, 1 + N); token 0 is [CLS]."""
+        """Self-attention weights of every layer and head: (L, B, H, T, T); token 0 is [CLS]."""
         _, weights = self.encoder(self.tokens(images), need_weights=True)
         return torch.stack(weights)
 
 
 def cls_attention_map(weights: torch.Tensor, config: ViTConfig) -> torch.Tensor:
-    """What [CLS] attends to, averaged over heads, as a patch grid: (L, B, H, 1+N, 1+N) -> (L, B, R, R)
-    with R = I / P patches a side (the weight on [CLS] itself is left out)."""
+    """What [CLS] attends to, averaged over heads, as a patch grid: (L, B, H, T, T) -> (L, B, R, R)
+    (the weight on [CLS] itself is left out)."""
     side = config.image_size // config.patch_size
-    row = weights[:, :, :, 0, 1:].mean(2)  # (L, B, N)
+    row = weights[:, :, :, 0, 1:].mean(2)  # (L, B, R^2)
     return row.reshape(*row.shape[:2], side, side)
 
 
