@@ -54,6 +54,7 @@ TOC_CAPTIONS = {
     "Building blocks of the Transformer": "Transformer 的组成部分",
     "The Transformer": "Transformer",
     "Labs": "实验",
+    "Beyond translation": "翻译之外",
     "Reference": "参考资料",
 }
 

@@ -42,9 +42,9 @@ def _shares(seed: int) -> tuple[float, float]:
                "kept on purpose, or replaced by a random word that happens to be the same one",
           questions=[Question(
               "Why does BERT leave some chosen words unchanged and replace others by random words, "
-              "instead of showing <mask> at every chosen position?",
-              ("<mask> never occurs when the model is fine-tuned or used, so a model trained only on "
-               "<mask> positions would learn to predict only where it sees <mask>",
+              "instead of showing `<mask>` at every chosen position?",
+              ("`<mask>` never occurs when the model is fine-tuned or used, so a model trained only on "
+               "`<mask>` positions would learn to predict only where it sees `<mask>`",
                "with unchanged and random words, any position may be one the loss scores, so the model "
                "must keep a good vector for every word, including the ones it sees",
                "random replacements also teach it not to trust the word it sees blindly"), 2)])
@@ -152,7 +152,7 @@ def _pool_inputs(hidden: bool) -> list[tuple[torch.Tensor, torch.Tensor]]:
           hint="multiply each vector by 1 (real token) or 0 (padding), add them up along the tokens, "
                "and divide by the number of real tokens of that sentence, not by T",
           questions=[Question(
-              "The <cls> token is a word like any other at the input. Why does its final vector "
+              "The `<cls>` token is a word like any other at the input. Why does its final vector "
               "come to describe the whole sentence?",
               ("in every layer its query attends to all the words of the sentence, so its vector "
                "is built from theirs",
