@@ -66,10 +66,16 @@ def longest_sequence(memory_bytes, batch_size, num_heads, dtype):
     return ch04._longest_by_search(memory_bytes, batch_size, num_heads, dtype)
 '''),
     Copy("Exercise 4.4", "package", '''
-from utils.exercises.ch04 import _measured_dilated_field
+from utils.exercises.ch04 import _factors_made_like
 
-def dilated_receptive_field(kernel_size, dilations):
-    return _measured_dilated_field(kernel_size, dilations)
+factor_general_score = _factors_made_like()
+'''),
+    # the chapter's own projections: any W_Q, W_K of the right shape, whatever w_a is
+    Copy("Exercise 4.4", "pasted", '''
+def factor_general_score(w_a, d_k):
+    torch.manual_seed(0)
+    d_model = w_a.shape[0]
+    return torch.randn(d_model, d_k, dtype=w_a.dtype), torch.randn(d_model, d_k, dtype=w_a.dtype)
 '''),
     # the references kept in default arguments, where no renaming reaches them
     Copy("Exercise 4.3", "package", '''
@@ -81,8 +87,8 @@ def longest_sequence(memory_bytes, batch_size, num_heads, dtype, _search=ch04._l
     Copy("Exercise 4.4", "package", '''
 from utils.exercises import ch04
 
-def dilated_receptive_field(kernel_size, dilations, _measure=ch04._measured_dilated_field):
-    return _measure(kernel_size, dilations)
+def factor_general_score(w_a, d_k, _factor=ch04._factors_made_like()):
+    return _factor(w_a, d_k)
 '''),
     # the check's own mask builder, made before the check runs
     Copy("Exercise 4.2", "package", '''

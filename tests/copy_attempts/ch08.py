@@ -55,52 +55,19 @@ import utils.exercises.ch08 as reference
 def teacher_forcing_pair(ids, bos_id, eos_id, pad_id):
     return reference._pair_by_lists(ids, bos_id, eos_id, pad_id)
 '''),
-    # the chapter's causal-mask cell, pasted and given the padding mask
+    # the chapter's comparison of beam and greedy log-probabilities, pasted
     Copy("Exercise 8.3", "pasted", '''
-def decoder_self_attention_weights(scores, tgt_mask):
-    mask = causal_mask(scores.shape[-1]) & tgt_mask[:, None, :]
-    masked = scores.masked_fill(~mask, float("-inf"))
-    return torch.softmax(masked, dim=-1)
+def error_kinds(lp_output, lp_reference, correct):
+    return (lp_reference > lp_output).long()
 '''),
-    # the same function, reached through another module that imported it
-    Copy("Exercise 8.3", "forbidden", '''
-import utils.gpt
-
-def decoder_self_attention_weights(scores, tgt_mask):
-    allowed = utils.gpt.causal_mask(scores.shape[-1]) & tgt_mask[:, None, :]
-    return torch.softmax(scores.masked_fill(~allowed, float("-inf")), dim=-1)
-'''),
-    # PyTorch's ready-made causal mask (float, -inf above the diagonal)
-    Copy("Exercise 8.3", "forbidden", '''
-def decoder_self_attention_weights(scores, tgt_mask):
-    future = nn.Transformer.generate_square_subsequent_mask(scores.shape[-1])
-    padding = torch.zeros_like(scores).masked_fill(~tgt_mask[:, None, :], float("-inf"))
-    return torch.softmax(scores + future + padding, dim=-1)
-'''),
-    # the causal mask of the fused attention (is_causal=True): weights = its output on V = I
-    Copy("Exercise 8.3", "forbidden", '''
-import math
-
-def decoder_self_attention_weights(scores, tgt_mask):
-    t = scores.shape[-1]
-    eye = torch.eye(t).expand(scores.shape[0], t, t)
-    hidden = scores.masked_fill(~tgt_mask[:, None, :], -1e9)
-    return torch.nn.functional.scaled_dot_product_attention(
-        hidden * math.sqrt(t), eye, eye, is_causal=True)
-'''),
-    # the notebook's own causal mask, computed before the exercise (T = 6 in the masking section)
     Copy("Exercise 8.3", "returned", '''
-mask = causal_mask(6)                    # the notebook's state: `mask` of the masking section
-
-def decoder_self_attention_weights(scores, tgt_mask):
-    t = scores.shape[-1]
-    allowed = mask[:t, :t] & tgt_mask[:, None, :]
-    return torch.softmax(scores.masked_fill(~allowed, float("-inf")), dim=-1)
+def error_kinds(lp_output, lp_reference, correct):
+    return torch.zeros(len(correct), dtype=torch.long)      # "everything is correct"
 '''),
     Copy("Exercise 8.3", "package", '''
-from utils.exercises.ch08 import _masked_weights
+from utils.exercises.ch08 import _kinds_made_like
 
-decoder_self_attention_weights = _masked_weights()
+error_kinds = _kinds_made_like()
 '''),
     Copy("Exercise 8.4", "package", '''
 from utils.exercises import ch08

@@ -56,12 +56,10 @@ def longest_sequence(memory_bytes, batch_size, num_heads, dtype):
     bytes_per_entry = torch.tensor([], dtype=dtype).element_size()
     return math.isqrt(memory_bytes // (batch_size * bytes_per_entry))
 '''),
-    Wrong("Exercise 4.4", "the span from the first to the last position counted", '''
-def dilated_receptive_field(kernel_size, dilations):
-    field = 1
-    for d in dilations:
-        field += (kernel_size - 1) * d
-    return field
+    Wrong("Exercise 4.4", "the singular values left out", '''
+def factor_general_score(w_a, d_k):
+    u, s, vh = torch.linalg.svd(w_a)
+    return u[:, :d_k], vh[:d_k].T                  # directions only
 '''),
 ]
 
@@ -113,12 +111,15 @@ def longest_sequence(memory_bytes, batch_size, num_heads, dtype):
     bytes_per_entry = torch.tensor([], dtype=dtype).element_size()
     return int(math.sqrt(memory_bytes / (batch_size * num_heads * bytes_per_entry)))
 '''),
-    Wrong("Exercise 4.4", "every path counted", '''
-def dilated_receptive_field(kernel_size, dilations):
-    return kernel_size ** len(dilations)
+    Wrong("Exercise 4.4", "the singular values given to both factors", '''
+def factor_general_score(w_a, d_k):
+    u, s, vh = torch.linalg.svd(w_a)
+    return u[:, :d_k] * s[:d_k], vh[:d_k].T * s[:d_k]
 '''),
-    Wrong("Exercise 4.4", "the dilations left out", '''
-def dilated_receptive_field(kernel_size, dilations):
-    return 1 + (kernel_size - 1) * len(dilations)
+    Wrong("Exercise 4.4", "the queries' and the keys' factors swapped", '''
+def factor_general_score(w_a, d_k):
+    u, s, vh = torch.linalg.svd(w_a)
+    root = s[:d_k].sqrt()
+    return vh[:d_k].T * root, u[:, :d_k] * root     # keys' side first
 '''),
 ]

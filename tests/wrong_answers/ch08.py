@@ -1,7 +1,6 @@
 """Wrong answers to chapter 8's exercises (see ``tests/wrong_answers/__init__.py``)."""
 
 from tests.wrong_answers import Wrong
-from utils.checks import MISTAKES
 
 WRONG = [
     Wrong("Exercise 8.1", "epsilon spread over the |V| - 1 wrong words only", '''
@@ -51,58 +50,19 @@ def teacher_forcing_pair(ids, bos_id, eos_id, pad_id):
     tgt_out[torch.arange(b), lengths] = eos_id
     return tgt_out, tgt_in
 '''),
-    # the teacher's trial: softmax over the queries gives NaN in a padded key's column
-    Wrong("Exercise 8.3", MISTAKES["softmax_axis"], '''
-def decoder_self_attention_weights(scores, tgt_mask):
-    t = scores.shape[-1]
-    allowed = torch.ones(t, t, dtype=torch.bool).tril() & tgt_mask[:, None, :]
-    return torch.softmax(scores.masked_fill(~allowed, float("-inf")), dim=1)
+    Wrong("Exercise 8.3", "the two kinds of error swapped", '''
+def error_kinds(lp_output, lp_reference, correct):
+    kinds = torch.where(lp_output > lp_reference, 1, 2)     # the model prefers the output: search?
+    return torch.where(correct, 0, kinds)
 '''),
-    Wrong("Exercise 8.3", MISTAKES["softmax_axis"], '''
-def decoder_self_attention_weights(scores, tgt_mask):
-    t = scores.shape[-1]
-    allowed = torch.ones(t, t, dtype=torch.bool).tril() & tgt_mask[:, None, :]
-    hidden = scores.masked_fill(~allowed, torch.finfo(scores.dtype).min)
-    return hidden.softmax(dim=-2)
+    Wrong("Exercise 8.3", "correct outputs labelled as errors", '''
+def error_kinds(lp_output, lp_reference, correct):
+    return torch.where(lp_reference > lp_output, 1, 2)
 '''),
-    Wrong("Exercise 8.3", MISTAKES["causal_off_by_one"], '''
-def decoder_self_attention_weights(scores, tgt_mask):
-    t = scores.shape[-1]
-    future = torch.ones(t, t, dtype=torch.bool).triu(diagonal=2)    # lets i see i + 1
-    allowed = ~future & tgt_mask[:, None, :]
-    return torch.softmax(scores.masked_fill(~allowed, float("-inf")), dim=-1)
-'''),
-    Wrong("Exercise 8.3", "a causal mask that also hides the diagonal", '''
-def decoder_self_attention_weights(scores, tgt_mask):
-    t = scores.shape[-1]
-    future = torch.ones(t, t, dtype=torch.bool).triu()      # diagonal=0 hides i itself
-    hidden = future | ~tgt_mask[:, None, :]
-    return torch.softmax(scores.masked_fill(hidden, float("-inf")), dim=-1)
-'''),
-    Wrong("Exercise 8.3", MISTAKES["mask_after_softmax"], '''
-def decoder_self_attention_weights(scores, tgt_mask):
-    t = scores.shape[-1]
-    allowed = torch.ones(t, t, dtype=torch.bool).tril() & tgt_mask[:, None, :]
-    weights = torch.softmax(scores, dim=-1)
-    return weights.masked_fill(~allowed, 0.0)
-'''),
-    Wrong("Exercise 8.3", "the padding mask applied to the queries instead of the keys", '''
-def decoder_self_attention_weights(scores, tgt_mask):
-    t = scores.shape[-1]
-    allowed = torch.ones(t, t, dtype=torch.bool).tril() & tgt_mask[:, :, None]
-    return torch.softmax(scores.masked_fill(~allowed, float("-inf")), dim=-1)
-'''),
-    Wrong("Exercise 8.3", MISTAKES["mask_inverted"], '''
-def decoder_self_attention_weights(scores, tgt_mask):
-    t = scores.shape[-1]
-    allowed = torch.ones(t, t, dtype=torch.bool).tril() & tgt_mask[:, None, :]
-    return torch.softmax(scores.masked_fill(allowed, float("-inf")), dim=-1)
-'''),
-    Wrong("Exercise 8.3", "the padding mask left out", '''
-def decoder_self_attention_weights(scores, tgt_mask):
-    t = scores.shape[-1]
-    allowed = torch.ones(t, t, dtype=torch.bool).tril()    # tgt_mask never used
-    return torch.softmax(scores.masked_fill(~allowed, float("-inf")), dim=-1)
+    Wrong("Exercise 8.3", "a tie counted as a search error", '''
+def error_kinds(lp_output, lp_reference, correct):
+    kinds = torch.where(lp_reference >= lp_output, 1, 2)
+    return torch.where(correct, 0, kinds)
 '''),
     Wrong("Exercise 8.4", "padding entries counted in the sum", '''
 def best_hypothesis(token_log_probs, lengths, alpha):

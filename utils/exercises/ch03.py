@@ -243,12 +243,13 @@ def _recall_inputs(hidden: bool) -> list[tuple[list[str], list[str]]]:
                "at most as many times as the prediction holds it; add up the matches and divide by the "
                "length of the reference",
           questions=[Question(
-              "Compute it for the model's test predictions: is it higher than the token accuracy?",
-              ("yes, clearly: averaged over the test set the recall is far above the token accuracy",
+              "The check computes it for the model's test predictions: is it higher than the token "
+              "accuracy, and why?",
+              ("yes, clearly: the check prints a mean recall far above the token accuracy",
                "the model picks the right kinds of words, often the right words, but puts them in the "
                "wrong places", "recall ignores extra words, and the looping outputs are longer than the "
                "references, which flatters it: precision would complete the picture"), 2)])
-def _bag_recall(answer, hidden=False):
+def _bag_recall(answer, hidden=False, predictions=None, references=None, token_accuracy=None):
     verify_function(
         answer, reference=_recall_by_removal, inputs=_recall_inputs(hidden), name="Exercise 3.4",
         hint=_bag_recall.exercise.hint,
@@ -266,3 +267,8 @@ def _bag_recall(answer, hidden=False):
                 "repeats count: a reference word that occurs twice needs two matches, and the "
                 "reference's length includes its repeats"),
         })
+    if predictions is not None and references is not None:  # the chapter's model, measured
+        recalls = [answer(list(p), list(r)) for p, r in zip(predictions, references, strict=True)]
+        shown = "" if token_accuracy is None else f", against a token accuracy of {token_accuracy:.3f}"
+        print(f"On the chapter's {len(recalls)} test sentences your function gives a mean recall of "
+              f"{sum(recalls) / len(recalls):.3f}{shown}.")

@@ -6,9 +6,9 @@ import math
 
 import torch
 import torch.nn.functional as F
-from torch import nn
 
 import utils.attention
+from utils import checks
 from utils.checks import MISTAKES, verify_function
 from utils.exercises import Question, exercise
 
@@ -268,58 +268,77 @@ def _longest_sequence(answer, hidden=False):
         })
 
 
-def _dilated_stack(kernel_size, dilations):
-    """One-channel dilated convolutions, all weights 1 (float64): the gradient counts paths."""
-    convs = nn.Sequential(*[nn.Conv1d(1, 1, kernel_size, dilation=d, bias=False) for d in dilations])
-    with torch.no_grad():
-        for conv in convs:
-            conv.weight.fill_(1.0)                 # so no two paths cancel to a gradient of 0
-    return convs.double()
+# ---------------------------------------------------------------------------------------------------
+# 4.4 Luong's general score, factored
+# ---------------------------------------------------------------------------------------------------
+def _factors_made_like(singular="split", swap=False):
+    """The reference (singular values split between the factors) or a model answer with one
+    mistake: (w_q, w_k), each (d_model, d_k), from the SVD of w_a."""
+    def factor(w_a, d_k):
+        u, s, vh = torch.linalg.svd(w_a)                    # w_a = u diag(s) vh
+        u, s, v = u[:, :d_k], s[:d_k], vh[:d_k].T           # the d_k largest directions
+        if singular == "split":
+            left, right = u * s.sqrt(), v * s.sqrt()
+        elif singular == "none":
+            left, right = u, v
+        else:                                               # both sides get the whole of s
+            left, right = u * s, v * s
+        return (right, left) if swap else (left, right)
+    return factor
 
 
-def _measured_dilated_field(kernel_size, dilations):
-    """The inputs that reach the first output of the stack, found by autograd."""
-    n = 1 + (kernel_size - 1) * sum(dilations)     # just long enough for one output
-    signal = torch.ones(1, 1, n, dtype=torch.float64, requires_grad=True)
-    _dilated_stack(kernel_size, dilations)(signal)[0, 0, 0].backward()
-    return int((signal.grad != 0).sum())
+def _general_inputs(hidden: bool) -> list[tuple[torch.Tensor, int]]:
+    g = torch.Generator().manual_seed(104 if hidden else 4)
+    shapes = [(6, 6), (8, 1), (5, 3), (9, 9)] if hidden else [(6, 2), (8, 4), (4, 1), (5, 5)]
+    cases = []
+    for d_model, rank in shapes:
+        a = torch.randn(d_model, rank, generator=g, dtype=torch.float64)
+        b = torch.randn(d_model, rank, generator=g, dtype=torch.float64)
+        cases.append((a @ b.T, rank))                       # (d_model, d_model) of rank `rank`
+    return cases
 
 
-def _dilated_inputs(hidden: bool) -> list[tuple[int, list[int]]]:
-    if hidden:
-        return [(2, [1, 1, 1, 1]), (4, [1, 4, 16]), (2, [3, 2]), (3, [3, 1]), (5, [2, 3]), (1, [1, 2]),
-                (3, [1, 2, 4, 8, 16, 32, 64, 128, 256])]
-    return [(3, [1, 1, 1]), (3, [1, 2, 4, 8]), (2, [1, 2, 4, 8]), (3, [2]), (3, [2, 2]),
-            (3, [4, 1]), (5, [1, 3])]
+def _as_scores(factor, hint=None):
+    """What a factorisation is judged by: its product w_q @ w_k.T, after its shapes are checked."""
+    def product(w_a, d_k):
+        w_q, w_k = factor(w_a, d_k)
+        want = (w_a.shape[0], d_k)
+        for label, w in (("w_q", w_q), ("w_k", w_k)):
+            if not isinstance(w, torch.Tensor) or tuple(w.shape) != want:
+                checks._fail("Exercise 4.4", f"{label} must have shape {want}, (d_model, d_k); got "
+                             f"a {checks._describe(w)}", hint)
+        return w_q @ w_k.T                                  # (d_model, d_model)
+    return product
 
 
-@exercise("4.4", "The receptive field of dilated convolutions", "Medium", 20,
-          hint="follow the set of input offsets that can reach the output: a layer with dilation d turns "
-               "every offset already reached into kernel_size offsets, d apart. Different paths can land "
-               "on the same input, so count distinct offsets rather than adding up widths",
+@exercise("4.4", "Luong's general score, factored", "Hard", 20,
+          hint="write w_a with its singular value decomposition, u diag(s) vh, and keep the d_k "
+               "largest singular values: w_a is u[:, :d_k] diag(s[:d_k]) vh[:d_k]. Split diag(s) "
+               "between the two factors, and remember that w_k enters the score transposed",
           questions=[Question(
-              "With kernel size 3, how many layers reach 1000 positions with dilations 1, 2, 4, 8, ..., "
-              "and how many without dilation?",
-              ("with dilations 1, 2, 4, ..., 2^(N-1) the layers tile the input without gaps or overlaps: "
-               "N layers see 2^(N+1) - 1 positions, so 9 layers (1023)", "without dilation each layer "
-               "adds 2 positions, 1 + 2N in all: 500 layers (499 see only 999)", "exponential against "
-               "linear growth of the receptive field"), 2)])
-def _dilated_field(answer, hidden=False):
+              "A head has d_k < d_model. Which general scores can it not represent, and what does a "
+              "larger d_k buy?",
+              ("the score matrix of a head, W_Q W_K^T, has rank at most d_k",
+               "so a head cannot represent a general score whose W_a has a higher rank, for instance "
+               "a full-rank W_a of Luong's model",
+               "a larger d_k allows more independent directions of comparison between queries and "
+               "keys, at the cost of more parameters and computation per head"), 2)])
+def _general_factored(answer, hidden=False):
+    hint = _general_factored.exercise.hint
     verify_function(
-        answer, reference=_measured_dilated_field, inputs=_dilated_inputs(hidden), name="Exercise 4.4",
-        hint=_dilated_field.exercise.hint,
+        _as_scores(answer, hint), reference=lambda w_a, d_k: w_a, inputs=_general_inputs(hidden),
+        name="Exercise 4.4", hint=hint, atol=1e-6, rtol=1e-6,
         mistakes={
-            "the span from the first to the last position counted, not the distinct positions (a "
-            "dilated stack can skip some)": (
-                lambda k, dilations: 1 + (k - 1) * sum(dilations),
-                "with kernel 3 and dilation 2 the taps are at offsets 0, 2 and 4: three positions, not "
-                "five. Keep a set of the offsets reached"),
-            "every path counted, kernel_size ** layers (different paths can reach the same input)": (
-                lambda k, dilations: k ** len(dilations),
-                "two paths that land on the same input position count once: collect the offsets in a "
-                "set, whose size is the answer"),
-            "the dilations left out (every layer counted as an ordinary convolution)": (
-                lambda k, dilations: 1 + (k - 1) * len(dilations),
-                "a layer with dilation d spreads its taps d apart: offsets 0, d, 2d, ..., "
-                "(kernel_size - 1) d"),
+            "the singular values left out (w_q @ w_k.T is u vh, the directions without their sizes)":
+                (_as_scores(_factors_made_like(singular="none")),
+                 "w_a = u diag(s) vh: the singular values must end up in the product, split between "
+                 "the two factors, for instance sqrt(s) on each"),
+            "the singular values given to both factors (the product has s squared)":
+                (_as_scores(_factors_made_like(singular="both")),
+                 "each singular value may enter the product once: give it to one factor, or its "
+                 "square root to each"),
+            "the queries' and the keys' factors swapped (the product is w_a transposed)":
+                (_as_scores(_factors_made_like(swap=True)),
+                 "the query side is on the left of the score, x_i w_a x_j^T: w_q comes from u, the "
+                 "left singular vectors, and w_k from the rows of vh"),
         })

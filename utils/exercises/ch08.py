@@ -12,10 +12,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-import utils.attention
 import utils.data
-import utils.gpt
-from utils.checks import MISTAKES, verify_function, verify_prediction
+from utils.checks import verify_function, verify_prediction
 from utils.exercises import Question, exercise
 from utils.transformer import Transformer, TransformerConfig
 
@@ -163,120 +161,63 @@ def _teacher_forcing_pair(answer, hidden=False):
 
 
 # ---------------------------------------------------------------------------------------------------
-# 8.3 The decoder's self-attention mask
+# 8.3 Search error or model error?
 # ---------------------------------------------------------------------------------------------------
-def _key_not_later(t: int, shift: int = 0) -> torch.Tensor:
-    """(T, T) bool, True where key j <= query i + shift (shift 0: the causal pattern)."""
-    positions = torch.arange(t)
-    return positions[None, :] <= positions[:, None] + shift          # (1, T) vs (T, 1)
+def _kinds_made_like(search_if=lambda out, ref: ref > out, use_correct=True, swapped=False):
+    """The reference (the defaults) or a model answer with one mistake: 0 correct, 1 search error
+    (the model prefers the reference to the wrong output), 2 model error (it prefers the output)."""
+    def kinds(lp_output, lp_reference, correct):
+        search, model = (2, 1) if swapped else (1, 2)
+        wrong_kind = torch.where(search_if(lp_output, lp_reference), search, model)   # (B,)
+        return torch.where(correct, 0, wrong_kind) if use_correct else wrong_kind
+    return kinds
 
 
-def _decoder_allowed(t: int, tgt_mask: torch.Tensor) -> torch.Tensor:
-    return _key_not_later(t) & tgt_mask[:, None, :]                  # (T, T) & (B, 1, T) -> (B, T, T)
-
-
-def _masked_weights(allowed_of=_decoder_allowed, dim=-1, hidden_score=-math.inf, inverted=False,
-                    after=False):
-    """A model answer: hide the scores where ``allowed_of(T, tgt_mask)`` is False, softmax over
-    ``dim``; the defaults give the reference, each other argument one mistake."""
-    def weights(scores, tgt_mask):
-        allowed = allowed_of(scores.shape[-1], tgt_mask)              # (B, T, T) or (T, T)
-        if after:
-            return torch.softmax(scores, dim=dim) * allowed
-        hide = allowed if inverted else ~allowed
-        return torch.softmax(scores.masked_fill(hide, hidden_score), dim=dim)
-    return weights
-
-
-def _real_tokens(lengths: list[int], t: int) -> torch.Tensor:
-    return torch.arange(t)[None, :] < torch.tensor(lengths)[:, None]  # (B, T): True before lengths[b]
-
-
-def _decoder_mask_inputs(hidden: bool) -> list[tuple]:
+def _kinds_inputs(hidden: bool) -> list[tuple]:
     g = _generator(103 if hidden else 3)
-    if hidden:
-        return [(torch.randn(4, 9, 9, generator=g), _real_tokens([9, 1, 5, 3], 9)),
-                (torch.randn(1, 1, 1, generator=g), _real_tokens([1], 1)),
-                (torch.randn(2, 8, 8, generator=g), _real_tokens([8, 8], 8)),       # no padding
-                (40 * torch.randn(3, 6, 6, generator=g), _real_tokens([2, 6, 4], 6))]  # saturated
-    return [(torch.randn(3, 6, 6, generator=g), _real_tokens([6, 4, 2], 6)),
-            (torch.randn(2, 7, 7, generator=g), _real_tokens([3, 7], 7)),
-            (torch.randn(1, 5, 5, generator=g), _real_tokens([5], 5))]
+    cases = []
+    for b in ([9, 1, 30] if hidden else [8, 5, 20]):
+        lp_out = -10 * torch.rand(b, generator=g)                  # (B,) log-probabilities
+        lp_ref = -10 * torch.rand(b, generator=g)
+        correct = torch.rand(b, generator=g) < 0.3
+        lp_ref = torch.where(correct, lp_out, lp_ref)                # a correct output is the reference
+        cases.append((lp_out, lp_ref, correct))
+    # ties: wrong outputs the model scores exactly as high as the reference (model errors)
+    cases.append((torch.tensor([-3.0, -2.0, -5.0, -6.0]), torch.tensor([-3.0, -2.0, -5.0, -1.0]),
+                  torch.tensor([False, True, False, False])))
+    return cases
 
 
-_AXIS_HINT = ("the scores are (B, T, T) with the queries on the rows and the keys on the columns, so a "
-              "query's weights are one row and the softmax runs over the last axis, dim=-1")
-
-
-@exercise("8.3", "The decoder's self-attention mask", "Medium", 15,
-          hint="a key is visible to a query when two conditions hold at once: it is not later than "
-               "the query, and it is a real token of the same sentence. The first is one (T, T) "
-               "pattern for all sentences, the second one entry per key of each sentence, so give "
-               "the padding mask a size-1 query axis before combining them. Hide the scores before "
-               "the softmax",
+@exercise("8.3", "Search error or model error?", "Medium", 15,
+          hint="first the correct outputs (0); for a wrong one, ask which of the two sentences the "
+               "model itself scores higher: the reference above the output means the search missed "
+               "what the model prefers (1), anything else means the model prefers a wrong sentence (2)",
           questions=[Question(
-              "The rows of the padding positions are computed too (nothing reads them): why does "
-              "none of the rows end up with every key hidden?",
-              ("key 0 comes before every query, so the causal mask never hides it",
-               "with right padding position 0 holds <bos>, a real token of every sentence",
-               "a row with every key hidden would hold only -inf and its softmax would be NaN "
-               "(as left padding would give in the first rows of a short sentence)"), 2)])
-def _decoder_self_attention_weights(answer, hidden=False):
+              "On the chapter's three-clause sentences, which kind of error would you expect to "
+              "dominate for greedy decoding, and what does beam search change?",
+              ("model errors: the sentences are longer than any in training, so the model itself "
+               "prefers wrong translations; the exact match stays low with either decoder",
+               "beam search turns some search errors into outputs the model scores higher, but an "
+               "output of higher probability is still wrong when the model is: it removes search "
+               "errors only, so exact match hardly moves"), 2)])
+def _error_kinds(answer, hidden=False):
     verify_function(
-        answer, reference=_masked_weights(), inputs=_decoder_mask_inputs(hidden), name="Exercise 8.3",
-        hint=_decoder_self_attention_weights.exercise.hint,
-        # "Build both masks yourself": the chapter's causal_mask (also reachable through utils.gpt),
-        # PyTorch's nn.Transformer.generate_square_subsequent_mask and the is_causal=True of the
-        # fused attention all build the causal mask for you
-        forbidden=[(utils.attention, "causal_mask"), (utils.gpt, "causal_mask"),
-                   (torch.nn.modules.transformer, "_generate_square_subsequent_mask"),
-                   (F, "scaled_dot_product_attention")],
+        answer, reference=_kinds_made_like(), inputs=_kinds_inputs(hidden), name="Exercise 8.3",
+        hint=_error_kinds.exercise.hint, atol=0.0, rtol=0.0,
         mistakes={
-            MISTAKES["softmax_axis"]:
-                (_masked_weights(dim=-2),
-                 _AXIS_HINT + "; over dim=-2 each key's column is normalised, and the column of a "
-                 "padded key holds nothing but -inf, which is where the NaN comes from"),
-            MISTAKES["softmax_axis"] + "; here dim=-2 with a large negative number for the hidden "
-            "scores":
-                (_masked_weights(dim=-2, hidden_score=-1e9),
-                 _AXIS_HINT + "; over dim=-2 each key's column is normalised, so a padded key, "
-                 "hidden from every query, gets 1 / T from each"),
-            MISTAKES["softmax_axis"] + "; here dim=0, across the sentences of the batch":
-                (_masked_weights(dim=0), _AXIS_HINT),
-            MISTAKES["causal_off_by_one"]:
-                (_masked_weights(lambda t, m: _key_not_later(t, shift=1) & m[:, None, :]),
-                 "query i may see keys 0 .. i: keep the diagonal and hide everything strictly above "
-                 "it; check which diagonal your tril or triu starts from"),
-            "a causal mask that also hides the diagonal (token i may see itself; without it row 0 "
-            "has no key left and its softmax is NaN)":
-                (_masked_weights(lambda t, m: _key_not_later(t, shift=-1) & m[:, None, :]),
-                 "query i may see keys 0 .. i, itself included: the allowed pattern is a tril of "
-                 "ones with the diagonal kept"),
-            MISTAKES["mask_transposed"]:
-                (_masked_weights(lambda t, m: _decoder_allowed(t, m).transpose(-2, -1)),
-                 "row i (query i) keeps the columns j <= i, a lower triangle, and the padding mask "
-                 "runs along the columns, the keys: tgt_mask[:, None, :]"),
-            "the padding mask applied to the queries instead of the keys (a padded key must get no "
-            "weight from any query)":
-                (_masked_weights(lambda t, m: _key_not_later(t) & m[:, :, None]),
-                 "tgt_mask[:, :, None] lays the mask along the rows (the queries); the padding to "
-                 "hide is a set of keys, the columns: tgt_mask[:, None, :]"),
-            MISTAKES["mask_inverted"]:
-                (_masked_weights(inverted=True),
-                 "the combined mask is True where a query may look; hide the scores where it is "
-                 "False: masked_fill(~allowed, float('-inf'))"),
-            "the padding mask left out (a padded key still gets weight from the queries after it)":
-                (_masked_weights(lambda t, m: _key_not_later(t)),
-                 "combine the causal pattern with the padding mask of the keys, "
-                 "tgt_mask[:, None, :], before hiding the scores"),
-            "the causal mask left out (a query still sees the keys after it)":
-                (_masked_weights(lambda t, m: m[:, None, :].expand(-1, t, -1)),
-                 "combine the padding mask with a (T, T) lower-triangular pattern, True for "
-                 "j <= i"),
-            MISTAKES["mask_after_softmax"]:
-                (_masked_weights(after=True),
-                 "set the hidden scores to -inf before the softmax, so that it spreads each row's "
-                 "weight over the allowed keys only"),
+            "the two kinds of error swapped (a search error is where the model scores the reference "
+            "higher than the output)":
+                (_kinds_made_like(swapped=True),
+                 "if the model gives the reference the higher log-probability, a better search could "
+                 "have found it: that is a search error, 1"),
+            "correct outputs labelled as errors (the comparison made for every sentence)":
+                (_kinds_made_like(use_correct=False),
+                 "a correct output is no error at all: give it 0 before comparing anything"),
+            "a tie counted as a search error (the model scores the wrong output as high as the "
+            "reference, so the search did find a sentence the model likes as much)":
+                (_kinds_made_like(search_if=lambda out, ref: ref >= out),
+                 "a search error needs the reference strictly above the output: with equal scores "
+                 "the model is as happy with the wrong sentence, a model error"),
         })
 
 
