@@ -195,8 +195,8 @@ def _kinds_inputs(hidden: bool) -> list[tuple]:
           questions=[Question(
               "On the chapter's three-clause sentences, which kind of error would you expect to "
               "dominate for greedy decoding, and what does beam search change?",
-              ("model errors: the sentences are longer than any in training, so the model itself "
-               "prefers wrong translations; the exact match stays low with either decoder",
+              ("model errors: the sentences have a clause more than any training pair, so the model "
+               "itself prefers wrong translations; the exact match stays low with either decoder",
                "beam search turns some search errors into outputs the model scores higher, but an "
                "output of higher probability is still wrong when the model is: it removes search "
                "errors only, so exact match hardly moves"), 2)])
