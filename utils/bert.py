@@ -27,7 +27,7 @@ from torch import nn
 from utils.data import Vocab, check_token_ids, pad_sequences
 from utils.gpt import is_grammatical
 from utils.positional import LearnedPositionalEncoding
-from utils.transformer import Encoder
+from utils.transformer import Encoder, check_sequence_ids, check_sizes
 
 CLS, MASK = "<cls>", "<mask>"
 IGNORE = -100  # the target of a position the loss skips (F.cross_entropy's default ignore_index)
@@ -66,15 +66,7 @@ class BERTConfig:
     pad_id: int = 0
 
     def __post_init__(self) -> None:
-        for name in ("vocab_size", "d_model", "num_heads", "num_layers", "d_ff", "max_len"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"{name} must be a positive int, got {value!r}")
-        if self.d_model % self.num_heads != 0:
-            raise ValueError(f"d_model must be divisible by num_heads; got d_model={self.d_model}, "
-                             f"num_heads={self.num_heads}")
-        if not 0.0 <= self.dropout < 1.0:
-            raise ValueError(f"dropout must be in [0, 1), got {self.dropout}")
+        check_sizes(self, ("vocab_size", "d_model", "num_heads", "num_layers", "d_ff", "max_len"))
         for name in ("pad_id", "cls_id", "mask_id"):
             if not 0 <= getattr(self, name) < self.vocab_size:
                 raise ValueError(f"{name}={getattr(self, name)} is outside the vocabulary of "
@@ -104,12 +96,7 @@ class TinyBERT(nn.Module):
         self.mlm_head = nn.Linear(c.d_model, c.vocab_size)
 
     def _run(self, ids: torch.Tensor, need_weights: bool) -> tuple[torch.Tensor, list | None]:
-        check_token_ids(ids, "ids")
-        if not 1 <= ids.shape[1] <= self.config.max_len:
-            raise ValueError(f"a sequence needs 1..max_len={self.config.max_len} tokens, got {ids.shape[1]}")
-        if ids.min() < 0 or ids.max() >= self.config.vocab_size:
-            raise ValueError(f"token ids must lie in 0..{self.config.vocab_size - 1}, got "
-                             f"{ids.min().item()}..{ids.max().item()}")
+        check_sequence_ids(ids, self.config.vocab_size, self.config.max_len)
         key_mask = ids != self.config.pad_id  # (B, T): every real token sees every real token
         x = self.norm(self.positional(self.embed(ids)))  # (B, T) -> (B, T, C)
         return self.encoder(x, key_mask, need_weights)  # (B, T, C), L x (B, H, T, T) or None

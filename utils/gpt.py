@@ -37,7 +37,7 @@ from utils.data import (
     pad_sequences,
 )
 from utils.positional import LearnedPositionalEncoding
-from utils.transformer import EncoderLayer
+from utils.transformer import EncoderLayer, check_sequence_ids, check_sizes
 
 
 @dataclass(frozen=True)
@@ -57,15 +57,7 @@ class GPTConfig:
     eos_id: int = 2
 
     def __post_init__(self) -> None:
-        for name in ("vocab_size", "d_model", "num_heads", "num_layers", "d_ff", "max_len"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"{name} must be a positive int, got {value!r}")
-        if self.d_model % self.num_heads != 0:
-            raise ValueError(f"d_model must be divisible by num_heads; got d_model={self.d_model}, "
-                             f"num_heads={self.num_heads}")
-        if not 0.0 <= self.dropout < 1.0:
-            raise ValueError(f"dropout must be in [0, 1), got {self.dropout}")
+        check_sizes(self, ("vocab_size", "d_model", "num_heads", "num_layers", "d_ff", "max_len"))
         for name in ("pad_id", "bos_id", "eos_id"):
             if not 0 <= getattr(self, name) < self.vocab_size:
                 raise ValueError(f"{name}={getattr(self, name)} is outside the vocabulary of "
@@ -88,13 +80,8 @@ class TinyGPT(nn.Module):
         self.output = nn.Linear(c.d_model, c.vocab_size)
 
     def _run(self, ids: torch.Tensor, need_weights: bool) -> tuple[torch.Tensor, list[torch.Tensor]]:
-        check_token_ids(ids, "ids")
+        check_sequence_ids(ids, self.config.vocab_size, self.config.max_len)
         t = ids.shape[1]
-        if not 1 <= t <= self.config.max_len:
-            raise ValueError(f"a sequence needs 1..max_len={self.config.max_len} tokens, got {t}")
-        if ids.min() < 0 or ids.max() >= self.config.vocab_size:
-            raise ValueError(f"token ids must lie in 0..{self.config.vocab_size - 1}, got "
-                             f"{ids.min().item()}..{ids.max().item()}")
         key_mask = ids != self.config.pad_id  # (B, T): right padding is never attended to
         attn_mask = causal_mask(t, ids.device)  # (T, T): position t sees positions 0..t
         x = self.positional(self.embed(ids))  # (B, T) -> (B, T, C)

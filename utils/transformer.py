@@ -40,6 +40,30 @@ from utils.data import check_token_ids
 from utils.positional import SinusoidalPositionalEncoding
 
 
+def check_sizes(config: object, names: tuple[str, ...]) -> None:
+    """The checks every model configuration shares: the named sizes are positive ints, d_model splits
+    into num_heads heads, and 0 <= dropout < 1 (GPTConfig, BERTConfig, ViTConfig)."""
+    for name in names:
+        value = getattr(config, name)
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise ValueError(f"{name} must be a positive int, got {value!r}")
+    if config.d_model % config.num_heads != 0:
+        raise ValueError(f"d_model must be divisible by num_heads; got d_model={config.d_model}, "
+                         f"num_heads={config.num_heads}")
+    if not 0.0 <= config.dropout < 1.0:
+        raise ValueError(f"dropout must be in [0, 1), got {config.dropout}")
+
+
+def check_sequence_ids(ids: torch.Tensor, vocab_size: int, max_len: int) -> None:
+    """Token ids (B, T) of a model with a position table: 1..max_len tokens, each in 0..vocab_size - 1."""
+    check_token_ids(ids, "ids")
+    if not 1 <= ids.shape[1] <= max_len:
+        raise ValueError(f"a sequence needs 1..max_len={max_len} tokens, got {ids.shape[1]}")
+    if ids.min() < 0 or ids.max() >= vocab_size:
+        raise ValueError(f"token ids must lie in 0..{vocab_size - 1}, got "
+                         f"{ids.min().item()}..{ids.max().item()}")
+
+
 @dataclass(frozen=True)
 class TransformerConfig:
     """Sizes of the encoder-decoder Transformer; defaults are the base model of Vaswani et al. (2017)."""

@@ -22,7 +22,7 @@ import torch
 from torch import nn
 
 from utils.positional import LearnedPositionalEncoding
-from utils.transformer import Encoder
+from utils.transformer import Encoder, check_sizes
 
 GLYPHS: dict[str, tuple[str, ...]] = {  # 5 x 5 pictures, '#' = ink
     "plus": ("..#..", "..#..", "#####", "..#..", "..#.."),
@@ -117,19 +117,11 @@ class ViTConfig:
     dropout: float = 0.0
 
     def __post_init__(self) -> None:
-        for name in ("image_size", "patch_size", "channels", "num_classes", "d_model", "num_heads",
-                     "num_layers", "d_ff"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"{name} must be a positive int, got {value!r}")
+        check_sizes(self, ("image_size", "patch_size", "channels", "num_classes", "d_model",
+                           "num_heads", "num_layers", "d_ff"))
         if self.image_size % self.patch_size:
             raise ValueError(f"image_size={self.image_size} is not a multiple of "
                              f"patch_size={self.patch_size}")
-        if self.d_model % self.num_heads != 0:
-            raise ValueError(f"d_model must be divisible by num_heads; got d_model={self.d_model}, "
-                             f"num_heads={self.num_heads}")
-        if not 0.0 <= self.dropout < 1.0:
-            raise ValueError(f"dropout must be in [0, 1), got {self.dropout}")
 
     @property
     def num_patches(self) -> int:
