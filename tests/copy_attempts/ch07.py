@@ -63,12 +63,29 @@ def gated_encoder_parameters(d_model, d_ff, num_layers):
     return reference._gated_count(d_model, d_ff, num_layers)
 '''),
     Copy("Exercise 7.5", "package", '''
-from utils.exercises.ch07 import _changed_reference as changed_positions
+from utils.exercises.ch07 import _collapse_made_like
+
+collapse_curve = _collapse_made_like()
 '''),
     Copy("Exercise 7.5", "package", '''
 from utils.exercises import ch07
 
-def changed_positions(block, x, t):
-    return ch07._changed_reference(block, x, t)
+def collapse_curve(x, layers, residual):
+    out = [ch07._row_spread(x).mean()]
+    h = x
+    for layer in layers:
+        h = h + layer(h, h, h)[0] if residual else layer(h, h, h)[0]
+        out.append(ch07._row_spread(h).mean())
+    return torch.stack(out)
+'''),
+    # the chapter's gradient experiment, pasted: x + f(x) or f(x) down a stack, no measure of the rows
+    Copy("Exercise 7.5", "pasted", '''
+def collapse_curve(x, layers, residual):
+    norms = []
+    h = x
+    for f in layers:
+        h = h + f(h, h, h)[0] if residual else f(h, h, h)[0]
+        norms.append(h.norm())
+    return torch.stack(norms)
 '''),
 ]

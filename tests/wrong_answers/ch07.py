@@ -69,21 +69,29 @@ def parallel_block(x, key_mask, layer):
     attended, _ = layer.self_attn(h, h, h, key_mask=key_mask)
     return x + attended + layer.feed_forward(layer.norm_2(x))
 '''),
-    Wrong("Exercise 7.5", "feature t of every position changed (x[:, :, t]), not position t "
-          "(x[:, t])", '''
-def changed_positions(block, x, t):
-    x_changed = x.clone()
-    x_changed[..., t] += 1.0
+    Wrong("Exercise 7.5", "the mean taken over the features (axis -1), not over the positions", '''
+def collapse_curve(x, layers, residual):
+    def spread(h):
+        rest = h - h.mean(dim=-1, keepdim=True)
+        return rest.flatten(1).norm(dim=1) / h.flatten(1).norm(dim=1)
+    h, curve = x, [spread(x).mean()]
     with torch.no_grad():
-        diff = (block(x_changed) - block(x)).abs().amax(dim=-1)
-    return diff[0] > 1e-6
+        for layer in layers:
+            a = layer(h, h, h)[0]
+            h = h + a if residual else a
+            curve.append(spread(h).mean())
+    return torch.stack(curve)
 '''),
-    Wrong("Exercise 7.5", "the input changed in place, so both runs saw the changed input", '''
-def changed_positions(block, x, t):
-    x_changed = x
-    x_changed[:, t] += 1.0
+    Wrong("Exercise 7.5", "the input left out (the curve starts after the first layer)", '''
+def collapse_curve(x, layers, residual):
+    def spread(h):
+        rest = h - h.mean(dim=1, keepdim=True)
+        return rest.flatten(1).norm(dim=1) / h.flatten(1).norm(dim=1)
+    h, curve = x, []
     with torch.no_grad():
-        diff = (block(x_changed) - block(x)).abs().amax(dim=-1)
-    return diff[0] > 1e-6
+        for layer in layers:
+            h = h + layer(h, h, h)[0] if residual else layer(h, h, h)[0]
+            curve.append(spread(h).mean())
+    return torch.stack(curve)
 '''),
 ]

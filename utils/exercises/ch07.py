@@ -6,18 +6,17 @@ Shapes: B batch, S positions, C = d_model features, F = d_ff hidden units of the
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import partial
 from typing import Any
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from utils.attention import causal_mask
+from utils.attention import MultiHeadAttention
 from utils.checks import MISTAKES, verify_function, verify_prediction
 from utils.exercises import Question, exercise
 from utils.train import count_parameters
-from utils.transformer import Encoder, EncoderLayer, FeedForward
+from utils.transformer import Encoder, EncoderLayer
 
 
 def _randn(seed: int) -> Callable[..., torch.Tensor]:
@@ -306,69 +305,81 @@ def _predict_padding(answer, hidden=False):
 
 
 # ---------------------------------------------------------------------------------------------------
-# 7.5 How far does one change travel?
+# 7.5 Rank collapse without residual connections
 # ---------------------------------------------------------------------------------------------------
-def _changed_reference(block: Callable, x: torch.Tensor, t: int) -> torch.Tensor:
-    """(S,) bool: the outputs that move by more than 1e-6 when 1.0 is added to input position t."""
-    changed = x.clone()
-    changed[:, t] += 1.0
-    with torch.no_grad():
-        return (block(changed) - block(x)).abs().amax(dim=-1)[0] > 1e-6
+def _row_spread(h: torch.Tensor) -> torch.Tensor:
+    """(B, S, C) -> (B,): ||X - 1 mean(X)||_F / ||X||_F, the distance of each sequence from the nearest
+    matrix whose rows are all equal (its mean row repeated), relative to its own size."""
+    rest = h - h.mean(dim=1, keepdim=True)
+    return rest.flatten(1).norm(dim=1) / h.flatten(1).norm(dim=1)
 
 
-def _changed_feature(block: Callable, x: torch.Tensor, t: int) -> torch.Tensor:
-    """The mistake: feature t of every position changed, not position t."""
-    changed = x.clone()
-    changed[:, :, t] += 1.0
-    with torch.no_grad():
-        return (block(changed) - block(x)).abs().amax(dim=-1)[0] > 1e-6
+def _collapse_made_like(spread: Callable[[torch.Tensor], torch.Tensor] = _row_spread,
+                        with_input: bool = True) -> Callable:
+    """A model answer: the stack run with or without x + ..., each depth measured by ``spread``."""
+    def curve(x: torch.Tensor, layers: list[nn.Module], residual: bool) -> torch.Tensor:
+        h, out = x, [spread(x).mean()] if with_input else []
+        with torch.no_grad():
+            for layer in layers:
+                a = layer(h, h, h)[0]                      # self-attention, (B, S, C)
+                h = h + a if residual else a
+                out.append(spread(h).mean())
+        return torch.stack(out)                            # (L + 1,)
+    return curve
 
 
-def _torch_encoder_layer(d_model: int, num_heads: int, d_ff: int) -> nn.TransformerEncoderLayer:
-    """PyTorch's encoder block (as in the chapter's comparison): (1, S, C) -> (1, S, C) directly."""
-    return nn.TransformerEncoderLayer(d_model, num_heads, d_ff, dropout=0.0, batch_first=True).eval()
+def _collapse_layers(seed: int, n: int, d_model: int, num_heads: int) -> list[MultiHeadAttention]:
+    return _built(seed, lambda: [MultiHeadAttention(d_model, num_heads).eval() for _ in range(n)])
 
 
-def _reach_inputs(hidden: bool) -> list[tuple[Any, ...]]:
-    """(block, x, t) cases. The blocks are modules of the package and of PyTorch: the learner's
-    function runs them while every function of this file is refused."""
-    randn = _randn(109 if hidden else 9)
-    if hidden:  # keys 4, 5 hidden from every query (a hidden key reaches only its own output), a
-        # causal mask (a change reaches the later positions only), one position, a silent block
-        layer = _built(109, lambda: _torch_encoder_layer(16, 2, 32))
-        hide = torch.zeros(6, 6, dtype=torch.bool)
-        hide[:, 4:] = True  # (S, S), PyTorch's convention: True = may not attend
-        causal = ~causal_mask(5)
-        silent = _built(110, lambda: FeedForward(16, 32, dropout=0.0))
-        nn.init.zeros_(silent.w_2.weight)
-        return [(partial(layer, src_mask=hide), randn(1, 6, 16), 5),
-                (partial(layer, src_mask=hide), randn(1, 6, 16), 1),
-                (partial(layer, src_mask=causal, is_causal=True), randn(1, 5, 16), 2),
-                (nn.Identity(), randn(1, 1, 8), 0), (silent, randn(1, 4, 16), 3)]
-    ffn = _built(9, lambda: FeedForward(32, 64, dropout=0.0))  # acts on each position alone
-    layer = _built(10, lambda: _torch_encoder_layer(32, 4, 64))  # unmasked
-    x = randn(1, 6, 32)
-    return [(ffn, x, 2), (ffn, x, 0), (layer, x, 3)]
+def _collapse_inputs(hidden: bool) -> list[tuple[Any, ...]]:
+    randn = _randn(111 if hidden else 11)
+    if hidden:  # one layer, one sequence, a shifted input (its mean row is far from zero), 2 heads
+        deep = _collapse_layers(112, 5, 16, 2)
+        return [(randn(1, 7, 16), deep, False), (randn(3, 4, 16) + 3.0, deep, True),
+                (randn(2, 5, 8), _collapse_layers(113, 1, 8, 1), False)]
+    layers = _collapse_layers(11, 4, 32, 4)
+    x = randn(2, 6, 32)
+    return [(x, layers, False), (x, layers, True), (randn(1, 9, 32), layers[:2], False)]
 
 
-@exercise("7.5", "How far does one change travel?", "Easy", 10,
-          hint="compare the block's output on the original input with its output on a "
-               "changed copy (never change the caller's tensor in place); a position counts "
-               "as changed when any of its features moved by more than the tolerance",
+@exercise("7.5", "Rank collapse without residual connections", "Medium", 15,
+          hint="the nearest matrix whose rows are all equal repeats the mean row (the mean over the "
+               "positions, axis 1, not over the features); measure the input first, then after "
+               "each layer, so a stack of L layers gives L + 1 numbers; with residual connections a "
+               "layer computes h + attention(h), without them attention(h) alone",
           questions=[Question(
-              "Try it on a FeedForward and on an unmasked EncoderLayer: what do you see?",
-              ("the feed-forward network changes position t only: it works on each position alone",
-               "the encoder block changes every position: through attention every query reads "
-               "the changed key and value",
-               "unless a mask hides that key, as in the last exercise"), 1)])
-def _changed_positions(answer, hidden=False):
+              "What does the check's curve show with and without residual connections, and why?",
+              ("without residual connections the distance falls to nearly zero within two or three "
+               "layers, faster and faster: the outputs of all positions become the same vector",
+               "each attention output is a weighted average of the value vectors, with positive "
+               "weights that add up to one, so every layer pulls the rows towards each other (Dong "
+               "et al., 2021, show that the distance shrinks doubly exponentially with depth)",
+               "with residual connections each layer adds its average to its input, which keeps "
+               "the differences between positions, and the distance stays near its starting value; "
+               "a feed-forward network or a layer norm cannot undo the collapse, as they treat "
+               "equal rows alike"), 2)])
+def _rank_collapse(answer, hidden=False):
     verify_function(
-        answer, reference=_changed_reference, inputs=_reach_inputs(hidden), name="Exercise 7.5",
-        hint=_changed_positions.exercise.hint,
+        answer, reference=_collapse_made_like(), inputs=_collapse_inputs(hidden),
+        name="Exercise 7.5", hint=_rank_collapse.exercise.hint,
         mistakes={
-            "the input changed in place, so both runs saw the changed input": (
-                lambda block, x, t: torch.zeros(x.shape[1], dtype=torch.bool),
-                "x_changed = x names the same tensor: change a copy, x.clone()"),
-            "feature t of every position changed (x[:, :, t]), not position t (x[:, t])": (
-                _changed_feature, "x is (1, S, C): position t is x[:, t], all its features"),
+            "the mean taken over the features (axis -1), not over the positions": (
+                _collapse_made_like(lambda h: (h - h.mean(dim=-1, keepdim=True)).flatten(1)
+                                    .norm(dim=1) / h.flatten(1).norm(dim=1)),
+                "all rows equal means every position holds the same vector: subtract the mean "
+                "over the positions, h.mean(dim=1, keepdim=True)"),
+            "the distance not divided by the size of the sequence (||X||_F)": (
+                _collapse_made_like(lambda h: (h - h.mean(dim=1, keepdim=True)).flatten(1)
+                                    .norm(dim=1)),
+                "a relative distance compares depths fairly: divide by the norm of h itself"),
+            "the input left out (the curve starts after the first layer)": (
+                _collapse_made_like(with_input=False),
+                "depth 0 is the input itself: L layers give L + 1 numbers"),
         })
+    layers, x = _collapse_layers(7, 12, 32, 4), _randn(70)(4, 10, 32)
+    plain, kept = answer(x, layers, False), answer(x, layers, True)
+    print("Twelve self-attention layers with random weights; distance from equal rows "
+          "at depths 0, 1, 2, 3, 6, 12:")
+    for label, curve in (("without residual connections", plain), ("with residual connections", kept)):
+        print(f"  {label + ':':31s}" + "  ".join(f"{float(curve[d]):.2g}" for d in (0, 1, 2, 3, 6, 12)))
