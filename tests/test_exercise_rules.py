@@ -184,3 +184,47 @@ def test_the_registry_and_the_notebook_say_the_same_of_each_exercise(path):
         asked = "(Then:" in body
         assert len(entry.questions) >= asked, (
             f"{path.name}: {ex.name} asks an open question in its text but registers none")
+
+
+# Masks are drilled at most three times in the course (issue 24 counted seven). A solution that builds
+# or applies a mask over (query, key) pairs, or an infinite score, is a mask drill unless it is listed
+# below with what it does instead; a new one must be listed here, where the count is tested.
+MAX_MASK_DRILLS = 3
+MASK_DRILLS = {
+    "Exercise 3.1": "the padding mask, built from the lengths",
+    "Exercise 4.2": "the causal mask, in self-attention",
+    "Exercise 6.4": "ALiBi's distance penalty, with the causal mask",
+}
+NOT_MASK_DRILLS = {
+    "Exercise 0.4": "counts the crossings of an alignment with an upper triangle",
+    "Exercise 1.3": "repairs how a given padding mask is applied (a fix, not a mask to build)",
+    "Exercise 8.4": "sets the scores of finished beams, not attention weights",
+    "Exercise 9.2": "removes tokens from the vocabulary (top-p), not keys from attention",
+}
+_MASK_CODE = re.compile(r"\.tril\(|\.triu\(|torch\.tril|torch\.triu|masked_fill|causal_mask|"
+                        r"float\(\"-inf\"\)|-math\.inf|-torch\.inf")
+
+
+def _solution_code(nb, ex) -> str:
+    return "\n".join(nb.cells[i].source for i in ex.solution_cells if nb.cells[i].cell_type == "code")
+
+
+def test_masks_are_drilled_at_most_three_times():
+    import classroom
+
+    found = {}
+    for path in NOTEBOOKS:
+        nb = nbformat.read(path, as_version=4)
+        for ex in classroom.find_exercises(nb, path):
+            if _MASK_CODE.search(_solution_code(nb, ex)):
+                found[ex.name] = path.name
+    unlisted = {name: where for name, where in found.items()
+                if name not in MASK_DRILLS and name not in NOT_MASK_DRILLS}
+    assert not unlisted, (
+        f"solutions that build or apply a mask: {unlisted}; list each in MASK_DRILLS (at most "
+        f"{MAX_MASK_DRILLS} in the course) or, with what it does instead, in NOT_MASK_DRILLS")
+    stale = sorted((MASK_DRILLS.keys() | NOT_MASK_DRILLS.keys()) - found.keys())
+    assert not stale, f"listed but no longer building a mask (update the lists): {stale}"
+    assert len(MASK_DRILLS) <= MAX_MASK_DRILLS, (
+        f"{len(MASK_DRILLS)} mask-building exercises: {sorted(MASK_DRILLS)}; the course drills masks "
+        f"at most {MAX_MASK_DRILLS} times")

@@ -55,20 +55,17 @@ from utils.exercises import ch01
 
 batch_attention = ch01._attention_made_like()
 '''),
-    # the chapter's four steps, without the window
+    # the chapter's alignment count, pasted: the most-weighted source word of each step
     Copy("Exercise 1.4", "pasted", '''
-def window_attention_step(s_i, H, W_Q, W_K, W_V, center, radius):
-    K, V = H @ W_K, H @ W_V
-    q_i = s_i @ W_Q
-    scores = K @ q_i
-    alpha_i = torch.softmax(scores, dim=0)
-    return alpha_i @ V, alpha_i
+def coverage(weights, written):
+    looked_at = weights.argmax(dim=-1)
+    return torch.nn.functional.one_hot(looked_at, weights.shape[-1]).sum(dim=1).float()
 '''),
     Copy("Exercise 1.4", "package", '''
 from utils.exercises import ch01
 
-def window_attention_step(s_i, H, W_Q, W_K, W_V, center, radius):
-    return ch01._window_made_like()(s_i, H, W_Q, W_K, W_V, center, radius)
+def coverage(weights, written):
+    return ch01._coverage_made_like()(weights, written)
 '''),
     # the chapter's visible_window, which knows no strides
     Copy("Exercise 1.5", "pasted", '''

@@ -3,19 +3,14 @@
 from tests.copy_attempts import Copy
 
 COPIES = [
-    # the chapter's causal mask pasted as it is: the window is ignored
+    # the chapter's perplexity cell, pasted: exp of the mean loss per token, with no conversion
     Copy("Exercise 9.1", "pasted", '''
-def sliding_window_mask(t, window):
-    return causal_mask(t)
+def per_word_perplexity(token_ppl, n_tokens, n_words):
+    nll = math.log(token_ppl) * n_tokens
+    return math.exp(nll / n_tokens)
 '''),
     Copy("Exercise 9.1", "package", '''
-from utils.exercises.ch09 import _window_mask as sliding_window_mask
-'''),
-    Copy("Exercise 9.1", "package", '''
-from utils.exercises import ch09
-
-def sliding_window_mask(t, window):
-    return ch09._band(0, 0)(t, window)
+from utils.exercises.ch09 import _per_word as per_word_perplexity
 '''),
     # the chapter's top-k filtering, from the generation section, in place of top-p
     Copy("Exercise 9.2", "pasted", '''

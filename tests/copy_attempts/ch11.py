@@ -7,41 +7,30 @@ is nothing to copy.
 from tests.copy_attempts import Copy
 
 COPIES = [
-    # the combination read back from the attention layer that the lab lets combine the two masks
-    Copy("Exercise 11.2", "forbidden", '''
-def decoder_self_mask(tgt_in, pad_id):
-    b, t = tgt_in.shape
-    mha = MultiHeadAttention(4, 1)
-    x = torch.randn(b, t, 4)
-    _, weights = mha(x, x, x, key_mask=tgt_in != pad_id, attn_mask=causal_mask(t),
-                     need_weights=True)
-    return weights[:, 0] > 0                          # (B, T, T): where attention may go
-'''),
-    Copy("Exercise 11.2", "forbidden", '''
-from utils.attention import scaled_dot_product_attention
-
-def decoder_self_mask(tgt_in, pad_id):
-    b, t = tgt_in.shape
-    q = torch.randn(b, t, 4)
-    mask = (tgt_in != pad_id)[:, None, :] & causal_mask(t)
-    _, weights = scaled_dot_product_attention(q, q, q, mask)
-    return weights > 0
-'''),
-    # pasted from LadderTranslator.decode: the causal part alone
+    # the lab's "random later inputs" cell, pasted: every input after i replaced at once, accuracy
     Copy("Exercise 11.2", "pasted", '''
-def decoder_self_mask(tgt_in, pad_id):
-    t = tgt_in.shape[1]
-    future = causal_mask(t, tgt_in.device)
-    return future[None].expand(tgt_in.shape[0], t, t)
+from dataclasses import replace
+
+def influence(model, batch, i, word):
+    step = torch.arange(batch.tgt_in.shape[1])
+    out = []
+    with torch.no_grad():
+        for j in range(batch.tgt_in.shape[1]):
+            tgt_in = torch.where(step > j, torch.full_like(batch.tgt_in, word), batch.tgt_in)
+            guess = model(replace(batch, tgt_in=tgt_in)).argmax(-1)[:, i]
+            out.append((guess == batch.tgt_out[:, i]).float().mean())
+    return torch.stack(out)
 '''),
     Copy("Exercise 11.2", "package", '''
-from utils.exercises.ch11 import _decoder_mask as decoder_self_mask
+from utils.exercises.ch11 import _influence_made_like
+
+influence = _influence_made_like()
 '''),
     Copy("Exercise 11.2", "package", '''
 from utils.exercises import ch11
 
-def decoder_self_mask(tgt_in, pad_id):
-    return ch11._decoder_mask(tgt_in, pad_id)
+def influence(model, batch, i, word):
+    return ch11._influence_made_like()(model, batch, i, word)
 '''),
     # "Do not call layer(...) itself": the package's own pre-norm path
     Copy("Exercise 11.3", "forbidden", '''

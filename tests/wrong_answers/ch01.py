@@ -87,45 +87,22 @@ def batch_attention(s, H, src_mask, W_Q, W_K, W_V):
     alpha = torch.softmax(scores, dim=-1)
     return alpha @ v, alpha
 '''),
-    Wrong("Exercise 1.4", MISTAKES["mask_after_softmax"], '''
-def window_attention_step(s_i, H, W_Q, W_K, W_V, center, radius):
-    alpha = torch.softmax((H @ W_K) @ (s_i @ W_Q), dim=0)
-    inside = (torch.arange(H.shape[0]) - center).abs() <= radius
-    alpha = alpha * inside
-    return alpha @ (H @ W_V), alpha
+    Wrong("Exercise 1.4", "every decoder step counted, also those after the sentence's last word", '''
+def coverage(weights, written):
+    return weights.sum(dim=1)
 '''),
-    Wrong("Exercise 1.4", "a window one position too narrow on each side (|j - p_i| < r "
-          "instead of <= r)", '''
-def window_attention_step(s_i, H, W_Q, W_K, W_V, center, radius):
-    scores = (H @ W_K) @ (s_i @ W_Q)
-    inside = (torch.arange(H.shape[0]) - center).abs() < radius
-    alpha = torch.softmax(scores.masked_fill(~inside, float("-inf")), dim=0)
-    return alpha @ (H @ W_V), alpha
+    Wrong("Exercise 1.4", "one step too many counted (the step that wrote <eos> as well)", '''
+def coverage(weights, written):
+    steps = torch.arange(weights.shape[1])
+    wrote = steps[None, :] <= written[:, None]
+    return (weights * wrote[:, :, None]).sum(dim=1)
 '''),
-    Wrong("Exercise 1.4", "a one-sided window (j - p_i <= r, without the absolute value)", '''
-def window_attention_step(s_i, H, W_Q, W_K, W_V, center, radius):
-    scores = (H @ W_K) @ (s_i @ W_Q)
-    inside = torch.arange(H.shape[0]) - center <= radius
-    alpha = torch.softmax(scores.masked_fill(~inside, float("-inf")), dim=0)
-    return alpha @ (H @ W_V), alpha
-'''),
-    Wrong("Exercise 1.4", "a window one position too wide on each side (|j - p_i| <= r + 1)",
-          '''
-def window_attention_step(s_i, H, W_Q, W_K, W_V, center, radius):
-    scores = (H @ W_K) @ (s_i @ W_Q)
-    lo, hi = center - radius - 1, center + radius + 1
-    positions = torch.arange(H.shape[0])
-    inside = (positions >= lo) & (positions <= hi)
-    alpha = torch.softmax(scores.masked_fill(~inside, float("-inf")), dim=0)
-    return alpha @ (H @ W_V), alpha
-'''),
-    Wrong("Exercise 1.4", "scores divided by sqrt(d_k) (this exercise's scores are unscaled, "
-          "as in the chapter)", '''
-def window_attention_step(s_i, H, W_Q, W_K, W_V, center, radius):
-    scores = (H @ W_K) @ (s_i @ W_Q) / W_K.shape[1] ** 0.5
-    inside = (torch.arange(H.shape[0]) - center).abs() <= radius
-    alpha = torch.softmax(scores.masked_fill(~inside, float("-inf")), dim=0)
-    return alpha @ (H @ W_V), alpha
+    Wrong("Exercise 1.4", "the weights summed over the source words (axis -1): each step's "
+          "weights sum to 1", '''
+def coverage(weights, written):
+    steps = torch.arange(weights.shape[1])
+    wrote = steps[None, :] < written[:, None]
+    return (weights * wrote[:, :, None]).sum(dim=-1)
 '''),
     Wrong("Exercise 1.5", "the strides ignored: every layer widening the window by "
           "kernel_size - 1", '''

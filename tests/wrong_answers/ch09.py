@@ -4,29 +4,14 @@ from tests.wrong_answers import Wrong
 from utils.checks import MISTAKES
 
 WRONG = [
-    Wrong("Exercise 9.1", "a window one too wide", '''
-def sliding_window_mask(t, window):
-    i = torch.arange(t)[:, None]
-    j = torch.arange(t)[None, :]
-    return (j <= i) & (j >= i - window)        # counts the window from the query's left
+    Wrong("Exercise 9.1", "the perplexity itself scaled by n_tokens / n_words (it is the loss that "
+          "adds up, not the perplexity)", '''
+def per_word_perplexity(token_ppl, n_tokens, n_words):
+    return token_ppl * n_tokens / n_words
 '''),
-    Wrong("Exercise 9.1", MISTAKES["mask_transposed"], '''
-def sliding_window_mask(t, window):
-    i = torch.arange(t)[None, :]               # queries along the columns
-    j = torch.arange(t)[:, None]
-    return (j <= i) & (j > i - window)
-'''),
-    Wrong("Exercise 9.1", MISTAKES["causal_off_by_one"], '''
-def sliding_window_mask(t, window):
-    i = torch.arange(t)[:, None]
-    j = torch.arange(t)[None, :]
-    return (j < i) & (j >= i - window)         # the window previous tokens, not itself
-'''),
-    Wrong("Exercise 9.1", MISTAKES["mask_inverted"], '''
-def sliding_window_mask(t, window):
-    i = torch.arange(t)[:, None]
-    j = torch.arange(t)[None, :]
-    return (j > i) | (j <= i - window)         # marks what is masked out
+    Wrong("Exercise 9.1", "the ratio turned upside down (n_words / n_tokens)", '''
+def per_word_perplexity(token_ppl, n_tokens, n_words):
+    return math.exp(math.log(token_ppl) * n_words / n_tokens)
 '''),
     Wrong("Exercise 9.2", "the token that reaches p dropped", '''
 def keep_top_p(logits, p):

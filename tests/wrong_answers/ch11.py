@@ -21,30 +21,57 @@ def my_predictions():
             "3: + feed-forward": 0.15, "4: + Add & Norm": 0.2,
             "5: + self-attention": 0.1, "6: + causal mask": 0.9}
 '''),
-    Wrong("Exercise 11.2", MISTAKES["causal_off_by_one"], '''
-def decoder_self_mask(tgt_in, pad_id):
-    t = tgt_in.shape[1]
-    allowed = torch.ones(t, t, dtype=torch.bool).tril(diagonal=1)   # lets i see i + 1
-    return allowed[None] & (tgt_in != pad_id)[:, None, :]
+    Wrong("Exercise 11.2", "the signed change averaged (a rise in one sentence cancels a fall in "
+          "another)", '''
+from dataclasses import replace
+
+def influence(model, batch, i, word):
+    due = batch.tgt_out[:, i] != model.pad_id
+    def log_prob(tgt_in):
+        scores = model(replace(batch, tgt_in=tgt_in))[:, i].log_softmax(-1)
+        return scores.gather(-1, batch.tgt_out[:, i, None])[:, 0]
+    with torch.no_grad():
+        true = log_prob(batch.tgt_in)
+        out = []
+        for j in range(batch.tgt_in.shape[1]):
+            changed = batch.tgt_in.clone()
+            changed[:, j] = word
+            out.append((log_prob(changed) - true)[due].mean())
+    return torch.stack(out)
 '''),
-    Wrong("Exercise 11.2", "the target's padding left unmasked (the keys at <pad> must be False)",
-          '''
-def decoder_self_mask(tgt_in, pad_id):
-    t = tgt_in.shape[1]
-    return torch.ones(t, t, dtype=torch.bool).tril().expand(tgt_in.shape[0], t, t)
+    Wrong("Exercise 11.2", "the replacements pile up (the changed inputs were not reset before the "
+          "next j)", '''
+from dataclasses import replace
+
+def influence(model, batch, i, word):
+    due = batch.tgt_out[:, i] != model.pad_id
+    def log_prob(tgt_in):
+        scores = model(replace(batch, tgt_in=tgt_in))[:, i].log_softmax(-1)
+        return scores.gather(-1, batch.tgt_out[:, i, None])[:, 0]
+    with torch.no_grad():
+        true = log_prob(batch.tgt_in)
+        changed = batch.tgt_in.clone()          # once, outside the loop
+        out = []
+        for j in range(batch.tgt_in.shape[1]):
+            changed[:, j] = word
+            out.append((log_prob(changed) - true).abs()[due].mean())
+    return torch.stack(out)
 '''),
-    Wrong("Exercise 11.2", "the padding mask put on the queries (rows) instead of the keys "
-          "(columns)", '''
-def decoder_self_mask(tgt_in, pad_id):
-    t = tgt_in.shape[1]
-    causal = torch.ones(t, t, dtype=torch.bool).tril()
-    return causal[None] & (tgt_in != pad_id)[:, :, None]     # the wrong axis of size 1
-'''),
-    Wrong("Exercise 11.2", MISTAKES["mask_transposed"], '''
-def decoder_self_mask(tgt_in, pad_id):
-    t = tgt_in.shape[1]
-    future_ok = torch.ones(t, t, dtype=torch.bool).triu()      # rows and columns swapped
-    return future_ok[None] & (tgt_in != pad_id)[:, None, :]
+    Wrong("Exercise 11.2", "sentences with no word due at position i counted in the average", '''
+from dataclasses import replace
+
+def influence(model, batch, i, word):
+    def log_prob(tgt_in):
+        scores = model(replace(batch, tgt_in=tgt_in))[:, i].log_softmax(-1)
+        return scores.gather(-1, batch.tgt_out[:, i, None])[:, 0]
+    with torch.no_grad():
+        true = log_prob(batch.tgt_in)
+        out = []
+        for j in range(batch.tgt_in.shape[1]):
+            changed = batch.tgt_in.clone()
+            changed[:, j] = word
+            out.append((log_prob(changed) - true).abs().mean())
+    return torch.stack(out)
 '''),
     Wrong("Exercise 11.3", "post-norm, the paper's order (LayerNorm after the residual sum)", '''
 def pre_norm_encoder_layer(x, key_mask, layer):

@@ -3,6 +3,8 @@ and named mistakes. None needs the chapter's trained models: each builds its own
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 from torch import nn
 
@@ -219,74 +221,77 @@ def _batch_attention(answer, hidden=False):
 
 
 # ---------------------------------------------------------------------------------------------------
-# 1.4 Attention through a window
+# 1.4 Has every source word been read?
 # ---------------------------------------------------------------------------------------------------
-def _window_made_like(keep=None, after=False, scaled=False):
-    """A model answer: one step that keeps the positions j where keep(j - center, radius) holds
-    (None: the reference, a softmax over the window's slice only)."""
-    def attend(s_i, H, W_Q, W_K, W_V, center, radius):
-        scores = (H @ W_K) @ (s_i @ W_Q)                            # (S, d_k) @ (d_k,) -> (S,)
-        if scaled:
-            scores = scores / W_K.shape[1] ** 0.5
-        offset = torch.arange(H.shape[0]) - center                  # (S,): j - p_i
-        alpha = torch.zeros_like(scores)
-        if keep is None:
-            lo, hi = max(0, center - radius), min(H.shape[0], center + radius + 1)
-            alpha[lo:hi] = torch.softmax(scores[lo:hi], dim=0)
-        elif after:   # a softmax over all, then the outside set to 0
-            alpha = torch.softmax(scores, dim=0) * keep(offset, radius)
-        else:         # an empty window gives NaN, as a learner's -inf everywhere does
-            hide = ~keep(offset, radius)
-            alpha = torch.softmax(scores.masked_fill(hide, float("-inf")), dim=0)
-        return alpha @ (H @ W_V), alpha                             # (S,) @ (S, d_v)
-    return attend
+def _coverage_made_like(extra_rows: int = 0, how: str = "sum", axis: int = 1) -> Callable:
+    """A model answer: the weights of the first ``written + extra_rows`` decoder steps of each sentence,
+    summed over the steps (``axis`` 1) per source word; or all steps (``extra_rows`` None)."""
+    def coverage(weights: torch.Tensor, written: torch.Tensor) -> torch.Tensor:
+        steps = torch.arange(weights.shape[1])                              # (T,)
+        if extra_rows is None:
+            kept = torch.ones(weights.shape[:2], dtype=torch.bool)
+        else:
+            kept = steps[None, :] < written[:, None] + extra_rows           # (B, T)
+        counted = weights * kept[:, :, None]                                # (B, T, S)
+        if how == "mean":
+            return counted.sum(dim=axis) / written[:, None].clamp(min=1)
+        return counted.sum(dim=axis)                                        # (B, S)
+    return coverage
 
 
-def _window_inputs(hidden: bool) -> list[tuple]:
+def _coverage_inputs(hidden: bool) -> list[tuple[torch.Tensor, torch.Tensor]]:
     g = torch.Generator().manual_seed(114 if hidden else 14)
-    # S, C, d_k, d_v, centre, radius, the size of the states (4: nearly one-hot weights)
-    cases = ([(5, 6, 3, 2, 2, 20, 1.0),      # a window wider than the sentence: plain attention
-              (7, 6, 3, 2, 6, 0, 1.0),       # radius 0 at the last word: all weight on it
-              (7, 4, 4, 3, 3, 2, 4.0),
-              (1, 3, 2, 2, 0, 1, 1.0)] if hidden else
-             [(9, 8, 4, 5, 4, 2, 0.5), (9, 8, 4, 5, 0, 2, 0.5), (9, 8, 4, 5, 8, 1, 0.5),
-              (9, 8, 4, 5, 3, 0, 0.5)])
-    return [(size * torch.randn(c, generator=g), size * torch.randn(s, c, generator=g),
-             *_projections(g, c, d_k, d_v), center, radius)
-            for s, c, d_k, d_v, center, radius, size in cases]
+
+    def weights(b: int, t: int, s: int, src_lengths: list[int]) -> torch.Tensor:
+        real = torch.arange(s)[None, :] < torch.tensor(src_lengths)[:, None]      # (B, S)
+        scores = (2 * torch.randn(b, t, s, generator=g)).masked_fill(~real[:, None, :], float("-inf"))
+        return torch.softmax(scores, dim=-1)                                      # (B, T, S)
+
+    if hidden:  # nothing written; every step written; one sentence, one source word
+        return [(weights(3, 6, 5, [5, 2, 4]), torch.tensor([0, 6, 3])),
+                (weights(1, 4, 1, [1]), torch.tensor([2]))]
+    return [(weights(3, 7, 6, [6, 4, 5]), torch.tensor([5, 3, 7])),
+            (weights(2, 5, 5, [5, 5]), torch.tensor([1, 4]))]
 
 
-@exercise("1.4", "Attention through a window", "Medium", 15,
-          hint="compute the distance of every source position from the centre and decide, "
-               "position by position, whether it lies in the window; give the positions outside a "
-               "score that the softmax turns into a weight of exactly 0, before normalising, so "
-               "that the weights inside still sum to 1")
-def _window_attention(answer, hidden=False):
+@exercise("1.4", "Has every source word been read?", "Medium", 15,
+          hint="keep the rows of the steps that wrote a word, the first written[b] rows of "
+               "sentence b (compare torch.arange(T) with written[:, None]), then add up the "
+               "weights over the steps, axis 1, so that one number is left per source word",
+          questions=[Question(
+              "Compute the coverage of the chapter's test translations (the weights and ids of the "
+              "alignment cell): how often is a source word read less than half a time, in the "
+              "sentences translated right and in those translated wrong? What does that say?",
+              ("in the sentences translated wrong a larger share of the source words is read less "
+               "than half a time than in those translated right (on the authors' run about three "
+               "times as many): skipped words go with wrong translations",
+               "low coverage also occurs in correct translations: the encoder reads left to right, "
+               "so the decoder can read a word through its neighbour's state; coverage is a "
+               "symptom, not a proof",
+               "nothing in attention makes the coverage 1: Tu et al. (2016) feed it back into the "
+               "scores so that the decoder knows what it has read"), 2)])
+def _coverage(answer, hidden=False):
     verify_function(
-        answer, reference=_window_made_like(), inputs=_window_inputs(hidden),
-        name="Exercise 1.4", hint=_window_attention.exercise.hint,
+        answer, reference=_coverage_made_like(), inputs=_coverage_inputs(hidden),
+        name="Exercise 1.4", hint=_coverage.exercise.hint,
         mistakes={
-            MISTAKES["mask_after_softmax"]:
-                (_window_made_like(lambda d, r: d.abs() <= r, after=True),
-                 "give the positions outside the window a score of -inf before the softmax, so "
-                 "that the weights inside are normalised among themselves"),
-            MISTAKES["mask_inverted"]:
-                (_window_made_like(lambda d, r: d.abs() > r),
-                 "the window is where |j - p_i| <= r: those positions keep their scores, the "
-                 "others get -inf"),
-            "a window one position too narrow on each side (|j - p_i| < r instead of <= r)":
-                (_window_made_like(lambda d, r: d.abs() < r),
-                 "the window includes its edges, |j - p_i| <= r: radius 0 keeps the centre"),
-            "a window one position too wide on each side (|j - p_i| <= r + 1)":
-                (_window_made_like(lambda d, r: d.abs() <= r + 1),
-                 "radius r keeps the centre and r positions on each side, 2r + 1 in all"),
-            "a one-sided window (j - p_i <= r, without the absolute value)":
-                (_window_made_like(lambda d, r: d <= r),
-                 "positions before the centre have a negative j - p_i: compare its absolute "
-                 "value with r"),
-            "scores divided by sqrt(d_k) (this exercise's scores are unscaled, as in the chapter)":
-                (_window_made_like(lambda d, r: d.abs() <= r, scaled=True),
-                 "use the chapter's unscaled scores, K q_i"),
+            "the weights summed over the source words (axis -1): each step's weights sum to 1": (
+                _coverage_made_like(axis=-1),
+                "one number per source word: add up over the decoder steps, axis 1"),
+            "every decoder step counted, also those after the sentence's last word": (
+                _coverage_made_like(extra_rows=None),
+                "the decoder goes on computing weights for a finished sentence: keep only its "
+                "first written[b] rows"),
+            "one step too many counted (the step that wrote <eos> as well)": (
+                _coverage_made_like(extra_rows=1),
+                "steps 0 to written[b] - 1 wrote the words: arange(T) < written[:, None]"),
+            "one step too few counted (the last word's step left out)": (
+                _coverage_made_like(extra_rows=-1),
+                "steps 0 to written[b] - 1 wrote the words: arange(T) < written[:, None]"),
+            "the weights averaged over the steps instead of added up": (
+                _coverage_made_like(how="mean"),
+                "coverage counts how many times a word was read in all: a sum, about 1 for a "
+                "word translated once"),
         })
 
 

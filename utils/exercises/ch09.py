@@ -12,7 +12,6 @@ import torch.nn.functional as F
 
 import utils.gpt
 import utils.subwords
-from utils.attention import causal_mask
 from utils.checks import MISTAKES, also_forbidden, verify_function, verify_prediction
 from utils.data import SOURCE_WORDS, Vocab
 from utils.exercises import Question, exercise
@@ -20,46 +19,53 @@ from utils.runtime import seed_everything
 
 
 # ---------------------------------------------------------------------------------------------------
-# 9.1 A sliding-window causal mask
+# 9.1 Perplexity per word, whatever the tokens
 # ---------------------------------------------------------------------------------------------------
-def _window_mask(t: int, window: int) -> torch.Tensor:
-    """The reference: (t, t) bool, True where i - window < j <= i."""
-    return causal_mask(t) & ~causal_mask(t).tril(diagonal=-window)
+def _per_word(token_ppl: float, n_tokens: int, n_words: int) -> float:
+    """The reference: the text's total loss is n_tokens * log(token_ppl) nats, shared among its words."""
+    return math.exp(math.log(token_ppl) * n_tokens / n_words)
 
 
-def _band(low: int, high: int):
-    """A model answer: True where low < j - i <= high (the window, moved or widened)."""
-    def mask(t, window):
-        offset = torch.arange(t)[None, :] - torch.arange(t)[:, None]     # (t, t): j - i
-        return (offset > low - window) & (offset <= high)
-    return mask
+def _per_word_inputs(hidden: bool) -> list[tuple[float, int, int]]:
+    # hidden: one token per word (nothing changes), a certain model (1 stays 1), characters, few words
+    if hidden:
+        return [(7.5, 300, 300), (1.0, 52, 10), (1.8, 5_200, 1_000), (3.2, 9, 2)]
+    return [(3.0, 1_500, 1_000), (12.0, 1_000, 1_000), (2.0, 620, 100), (1.25, 48, 12)]
 
 
-def _window_inputs(hidden: bool) -> list[tuple[int, int]]:
-    # hidden: a window longer than the sequence (plain causal), a single token, a longer sequence
-    return [(9, 4), (4, 10), (1, 1), (12, 5)] if hidden else [(6, 2), (5, 1), (7, 7), (8, 3)]
-
-
-@exercise("9.1", "A sliding-window causal mask", "Easy", 10,
-          hint="a key is allowed when two conditions on the pair of positions hold at once: it is "
-               "not in the future of the query, and it is fewer than window positions behind it. "
-               "Compare a column of query positions with a row of key positions and broadcasting "
-               "evaluates every pair")
-def _sliding_window(answer, hidden=False):
+@exercise("9.1", "Perplexity per word, whatever the tokens", "Easy", 10,
+          hint="perplexity is the exponential of the mean loss: first undo it to get the text's "
+               "total loss in nats (the per-token loss, log(token_ppl), times the number of "
+               "tokens), then share that total among the words and take the exponential again",
+          questions=[Question(
+              "A character model reaches a per-token perplexity of 2.0 on text with 5.2 "
+              "characters per word (end markers included); a word model reaches 9.0 per word on "
+              "the same text. Which predicts the text better, and why can the per-token numbers "
+              "not be compared directly?",
+              ("per word the character model has 2.0 ** 5.2, about 36.8, against 9.0: the word "
+               "model predicts the text better",
+               "a token is a different unit in each model: a character model makes five or six "
+               "easier choices per word, a word model one harder one; only the probability of the "
+               "whole text, shared among the same words, compares them"), 2)])
+def _per_word_perplexity(answer, hidden=False):
     verify_function(
-        answer, reference=_window_mask, inputs=_window_inputs(hidden), name="Exercise 9.1",
-        hint=_sliding_window.exercise.hint,
+        answer, reference=_per_word, inputs=_per_word_inputs(hidden), name="Exercise 9.1",
+        hint=_per_word_perplexity.exercise.hint,
         mistakes={
-            "a window one too wide (query i sees itself and the window - 1 positions before it: "
-            "window keys in all)": (_band(-1, 0), "j = i - window is one step too far back: keep "
-                                    "j > i - window, a strict inequality"),
-            MISTAKES["causal_off_by_one"]: (_band(-1, -1), "the window ends at the query itself, "
-                                            "j <= i, and holds window keys counting it"),
-            MISTAKES["mask_transposed"]: (lambda t, w: _window_mask(t, w).T,
-                                          "give the query positions the column axis, [:, None], "
-                                          "and the key positions the row axis, [None, :]"),
-            MISTAKES["mask_inverted"]: (lambda t, w: ~_window_mask(t, w),
-                                        "return True for the keys inside the window"),
+            "the per-token perplexity returned unchanged (a token is not a word)": (
+                lambda ppl, n_tokens, n_words: ppl,
+                "a per-token perplexity counts choices per token: convert it to choices per word"),
+            "the perplexity itself scaled by n_tokens / n_words (it is the loss that adds up, not "
+            "the perplexity)": (
+                lambda ppl, n_tokens, n_words: ppl * n_tokens / n_words,
+                "losses add over tokens, perplexities multiply: scale log(token_ppl), then exp"),
+            "the ratio turned upside down (n_words / n_tokens)": (
+                lambda ppl, n_tokens, n_words: ppl ** (n_words / n_tokens),
+                "the total loss of the text is n_tokens * log(token_ppl); it is shared among "
+                "n_words words"),
+            "the loss per word returned, not its exponential": (
+                lambda ppl, n_tokens, n_words: math.log(ppl) * n_tokens / n_words,
+                "perplexity is exp of the mean loss: take the exponential at the end"),
         })
 
 

@@ -21,7 +21,7 @@ from torch import nn
 
 import utils.attention
 import utils.efficient
-from utils.checks import MISTAKES, verify_function
+from utils.checks import MISTAKES, CheckFailed, verify_function
 from utils.exercises import Question, exercise
 from utils.exercises.common import refuse_as_is
 
@@ -29,6 +29,26 @@ from utils.exercises.common import refuse_as_is
 def _randn(generator: torch.Generator) -> Callable[..., torch.Tensor]:
     """torch.randn drawing from ``generator`` (the learner's global random state stays untouched)."""
     return lambda *shape: torch.randn(*shape, generator=generator)
+
+
+def _lab_part(answer: Any, name: str, exercise: str) -> Any:
+    """The lab's function ``name`` as the learner's notebook defines it now.
+
+    Three of the lab's checks are given the model class, ``LabTransformer``, so that the check cell does
+    not name the suspect; the function is read from the namespace the class's code runs in (the
+    notebook's), where the learner's repair replaced it. Given a function, the check takes it as it is.
+    """
+    if not isinstance(answer, type):
+        return answer
+    namespace = getattr(answer.__init__, "__globals__", {})
+    if not callable(namespace.get(name)):
+        raise CheckFailed(f"{exercise}: expected the lab's model class, LabTransformer, from the "
+                          f"notebook that defines the model's parts; got {answer.__name__}")
+    part = namespace[name]
+    if getattr(part, "__module__", None) == __name__:  # what check() refuses in a function it is given
+        raise CheckFailed(f"{exercise}: your {name} is the check's own reference code from {__name__}; "
+                          "repair the lab's function instead")
+    return part
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -71,6 +91,7 @@ _MASK_ROUTES = [(utils.attention, "causal_mask")]
                "not learned to (random later inputs hardly changed its accuracy); the leak test shows "
                "that a model can peek, the random-input test that it does"), 2)])
 def _check_subsequent_mask(answer, hidden=False):
+    answer = _lab_part(answer, "subsequent_mask", "Exercise 10.1")
     refuse_as_is(answer, _MASK_ROUTES, "Exercise 10.1",
                  "not the lab's code repaired; fix the slip in the lab's own function, in place")
     verify_function(
@@ -140,6 +161,7 @@ _ATTENTION_ROUTES = [(F, "scaled_dot_product_attention"),
           hint="a key the mask hides must get weight exactly zero, and the weights a query "
                "keeps must still sum to one: the mask must act before the normalisation")
 def _check_attend(answer, hidden=False):
+    answer = _lab_part(answer, "attend", "Exercise 10.2")
     refuse_as_is(answer, _ATTENTION_ROUTES, "Exercise 10.2",
                  "not the lab's code repaired; fix the slip in the lab's own function, in place")
     verify_function(
@@ -343,6 +365,7 @@ def _residual_inputs(hidden: bool) -> list[tuple[Any, ...]]:
           hint="with a sublayer that outputs zeros and a norm that does nothing, the "
                "wrapper must give back its input x: a sublayer only adds a correction to x")
 def _check_sublayer_connection(answer, hidden=False):
+    answer = _lab_part(answer, "sublayer_connection", "Exercise 10.5")
     verify_function(
         answer, reference=_add_and_norm, inputs=_residual_inputs(hidden), name="Exercise 10.5",
         hint=_check_sublayer_connection.exercise.hint,

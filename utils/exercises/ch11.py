@@ -5,12 +5,12 @@ from __future__ import annotations
 import copy
 import math
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 
 import torch
 from torch import nn
 
-from utils import attention, checks
-from utils.attention import MultiHeadAttention, causal_mask
+from utils import checks
 from utils.checks import MISTAKES, CheckFailed, verify_function, verify_prediction
 from utils.data import Batch
 from utils.exercises import Question, exercise
@@ -103,26 +103,36 @@ def _predict_ladder(answer, hidden=False, *, rungs: Iterable[str]):
 
 
 # ---------------------------------------------------------------------------------------------------
-# 11.2 The decoder's self-attention mask
+# 11.2 Which inputs does a prediction read?
 # ---------------------------------------------------------------------------------------------------
-def _decoder_mask(ids: torch.Tensor, pad_id: int, allowed: Callable[[int], torch.Tensor] = causal_mask,
-                  keys: bool = True, queries: bool = False) -> torch.Tensor:
-    """(B, T) ids -> (B, T, T) bool: ``allowed`` (T, T), then padded keys (and queries) switched off."""
-    real = ids != pad_id                                     # (B, T)
-    mask = allowed(ids.shape[1])[None].expand(ids.shape[0], -1, -1)   # (1, T, T) -> (B, T, T)
-    if keys:
-        mask = mask & real[:, None, :]                       # the columns of padded keys
-    if queries:
-        mask = mask & real[:, :, None]                       # the rows of padded queries
-    return mask
+def _log_prob_due(model: nn.Module, batch: Batch, tgt_in: torch.Tensor, i: int,
+                  probabilities: bool = False, at: int | None = None) -> torch.Tensor:
+    """(B,): the log-probability (or probability) the model gives the word due at position ``i``
+    (``batch.tgt_out[:, i]``) when its decoder reads ``tgt_in``; read at position ``at`` if given."""
+    where = i if at is None else at
+    scores = model(replace(batch, tgt_in=tgt_in))[:, where].log_softmax(-1)     # (B, V)
+    picked = scores.gather(-1, batch.tgt_out[:, i, None])[:, 0]                   # (B,)
+    return picked.exp() if probabilities else picked
 
 
-def _sees_next_token(t: int) -> torch.Tensor:
-    return torch.ones(t, t, dtype=torch.bool).tril(1)        # j <= i + 1
-
-
-def _blind_to_itself(t: int) -> torch.Tensor:
-    return torch.ones(t, t, dtype=torch.bool).tril(-1)       # j < i
+def _influence_made_like(signed: bool = False, probabilities: bool = False, all_rows: bool = False,
+                         cumulative: bool = False, at_j: bool = False) -> Callable[..., torch.Tensor]:
+    """A model answer for ``influence``, or one with a mistake."""
+    def influence(model: nn.Module, batch: Batch, i: int, word: int) -> torch.Tensor:
+        due = torch.ones_like(batch.tgt_out[:, i], dtype=torch.bool) if all_rows else (
+            batch.tgt_out[:, i] != model.pad_id)                                  # (B,)
+        tgt_in, out = batch.tgt_in.clone(), []
+        with torch.no_grad():
+            for j in range(batch.tgt_in.shape[1]):
+                at = j if at_j else None
+                base = _log_prob_due(model, batch, batch.tgt_in, i, probabilities, at)
+                if not cumulative:
+                    tgt_in = batch.tgt_in.clone()
+                tgt_in[:, j] = word                                               # (B, T)
+                change = _log_prob_due(model, batch, tgt_in, i, probabilities, at) - base
+                out.append((change if signed else change.abs())[due].mean())
+        return torch.stack(out)                                                   # (T,)
+    return influence
 
 
 def _padded(rows: list[list[int]], pad_id: int) -> torch.Tensor:
@@ -130,53 +140,79 @@ def _padded(rows: list[list[int]], pad_id: int) -> torch.Tensor:
     return torch.tensor([row + [pad_id] * (width - len(row)) for row in rows])
 
 
-def _mask_inputs(hidden: bool) -> list[tuple[torch.Tensor, int]]:
-    seed_everything(112 if hidden else 12)
-    if hidden:
-        return [(_padded([[1, 5, 6, 2, 3, 4], [1, 2], []], 7), 7),   # pad_id 7, one row all padding
-                (torch.tensor([[1], [0]]), 0),                      # T = 1
-                (_padded([torch.randint(3, 20, (n,)).tolist() for n in (9, 5, 2)], 0), 0)]
-    return [(_padded([[1, 5, 6, 7, 2], [1, 8, 2], [1, 9, 9, 2]], 0), 0),
-            (torch.tensor([[1, 4, 4, 2, 3, 3]]), 3),
-            (torch.randint(4, 20, (2, 7)), 0)]
+def _random_batch(seed: int, lengths: list[int], n_src: int, n_tgt: int) -> Batch:
+    """A batch of random sentence pairs (pad 0, <bos> 1, <eos> 2, words from 3), of these lengths."""
+    generator = torch.Generator().manual_seed(seed)
+    tgt = [torch.randint(3, n_tgt, (n,), generator=generator).tolist() for n in lengths]
+    src = [torch.randint(3, n_src, (n + 1,), generator=generator).tolist() for n in lengths]
+    src_ids = _padded(src, 0)
+    return Batch(src=src_ids, tgt_in=_padded([[1, *t] for t in tgt], 0),
+                 tgt_out=_padded([[*t, 2] for t in tgt], 0), src_mask=src_ids != 0,
+                 tgt_mask=_padded([[*t, 2] for t in tgt], 0) != 0,
+                 src_lengths=torch.tensor([len(s) for s in src]))
 
 
-@exercise("11.2", "The decoder's self-attention mask", "Medium", 15,
-          hint="start from a (T, T) matrix that is True on and below the diagonal (rows are queries, "
-               "columns keys), then switch off the columns of padded keys; give the padding mask a "
-               "query axis of size 1 so that it broadcasts over the rows")
-def _decoder_self_mask(answer, hidden=False):
+_INFLUENCE_RUNGS = (  # what each verification model switches on (the lab's rungs 0, 5 and 6)
+    {}, {"positions": True, "num_heads": 2, "feed_forward": True, "residual_norm": True,
+         "self_attention": True},
+    {"positions": True, "num_heads": 2, "feed_forward": True, "residual_norm": True,
+     "self_attention": True, "causal": True})
+
+
+def _influence_inputs(hidden: bool, translator: type[nn.Module]) -> list[tuple]:
+    seed = 212 if hidden else 12
+    models = [_built(seed + k, lambda flags=flags: translator(11, 13, 16, **flags).eval())
+              for k, flags in enumerate(_INFLUENCE_RUNGS)]
+    if hidden:  # every sentence long enough; position 0; the last position, due in one sentence only
+        return [(models[1], _random_batch(seed, [5, 5, 6], 11, 13), 0, 4),
+                (models[2], _random_batch(seed + 1, [2, 6, 3, 6], 11, 13), 6, 5),
+                (models[0], _random_batch(seed + 2, [4, 1], 11, 13), 2, 3)]
+    batch = _random_batch(seed, [5, 2, 4, 3], 11, 13)     # position 3 is padding in two sentences
+    return [(models[0], batch, 1, 7), (models[1], batch, 3, 7), (models[2], batch, 3, 7)]
+
+
+def _built(seed: int, build: Callable[[], nn.Module]) -> nn.Module:
+    with torch.random.fork_rng():
+        torch.manual_seed(seed)
+        return build()
+
+
+@exercise("11.2", "Which inputs does a prediction read?", "Medium", 20,
+          hint="for each j, start again from a copy of the true decoder inputs, put word at "
+               "position j, and compare the log-probability of the word due at position i "
+               "(tgt_out[:, i]) with and without the change; average its size, abs(), over the "
+               "sentences that have a word due at position i",
+          questions=[Question(
+              "Run it on rungs 5 and 6 with the test sentences: what does each show about the inputs "
+              "after position i, and what does that tell you about rung 5's failure?",
+              ("rung 6's prediction at position i does not move at all when an input after i "
+               "changes (exactly zero): the causal mask hides them",
+               "rung 5's moves when input i + 1 changes, and for none of the inputs further ahead: "
+               "it reads part of its prediction off the next input word, the word it is asked to "
+               "predict",
+               "greedy decoding never has that word, so what rung 5 learned to read is missing at "
+               "test time: the lab's finding with random later inputs, now position by position"),
+              2)])
+def _input_influence(answer, hidden=False, *, translator: type[nn.Module]):
     verify_function(
-        answer, reference=_decoder_mask, inputs=_mask_inputs(hidden), name="Exercise 11.2",
-        hint=_decoder_self_mask.exercise.hint,
-        # "builds the combination itself": not read back from an attention layer that combines them
-        forbidden=[(MultiHeadAttention, "forward"), (nn.MultiheadAttention, "forward"),
-                   (torch.nn.functional, "scaled_dot_product_attention"),
-                   (attention, "scaled_dot_product_attention")],
+        answer, reference=_influence_made_like(), inputs=_influence_inputs(hidden, translator),
+        name="Exercise 11.2", hint=_input_influence.exercise.hint,
         mistakes={
-            MISTAKES["causal_off_by_one"]:
-                (lambda ids, p: _decoder_mask(ids, p, _sees_next_token),
-                 "tril() keeps the diagonal and everything below it; tril(1) also lets i see i + 1"),
-            MISTAKES["causal_off_by_one"] + "; here token i cannot see itself":
-                (lambda ids, p: _decoder_mask(ids, p, _blind_to_itself),
-                 "tril() keeps the diagonal: a position may attend to itself"),
-            MISTAKES["mask_transposed"]:
-                (lambda ids, p: _decoder_mask(ids, p, lambda t: causal_mask(t).T),
-                 "row i is query i: it may see the columns j <= i, so True lies on and below the "
-                 "diagonal (tril, not triu)"),
-            MISTAKES["mask_inverted"]: (lambda ids, p: ~_decoder_mask(ids, p),
-                                        "True means 'may attend': real tokens in the past are True"),
-            "the target's padding left unmasked (the keys at <pad> must be False)":
-                (lambda ids, p: _decoder_mask(ids, p, keys=False),
-                 "combine the causal mask with tgt_in != pad_id, given a query axis: [:, None, :]"),
-            "the padding mask put on the queries (rows) instead of the keys (columns)":
-                (lambda ids, p: _decoder_mask(ids, p, keys=False, queries=True),
-                 "a padded token must not be attended to: switch off its column, [:, None, :], "
-                 "not its row"),
-            "the rows of padded queries switched off as well (only the keys, the columns, are masked)":
-                (lambda ids, p: _decoder_mask(ids, p, queries=True),
-                 "the exercise masks keys only: a padded query keeps the real keys before it "
-                 "(its output is ignored by the loss, and an all-False row would make its softmax 0/0)"),
+            "the signed change averaged (a rise in one sentence cancels a fall in another)": (
+                _influence_made_like(signed=True),
+                "the size of the change is what counts: take abs() before the mean"),
+            "probabilities compared, not log-probabilities": (
+                _influence_made_like(probabilities=True),
+                "compare the log_softmax of the logits, the quantity the loss uses"),
+            "sentences with no word due at position i counted in the average": (
+                _influence_made_like(all_rows=True),
+                "keep the sentences where tgt_out[:, i] != model.pad_id"),
+            "the replacements pile up (the changed inputs were not reset before the next j)": (
+                _influence_made_like(cumulative=True),
+                "start every j from a fresh copy of batch.tgt_in: one input changed at a time"),
+            "the prediction read at position j, where the input changed, instead of at position i": (
+                _influence_made_like(at_j=True),
+                "the question is about one prediction, at position i, and every input j"),
         })
 
 
