@@ -3,23 +3,30 @@
 from tests.copy_attempts import Copy
 
 COPIES = [
-    # the chapter's first table, pasted as it is: sines and cosines interleaved
-    Copy("Exercise 6.1", "pasted", '''
-def half_split_table(max_len, d_model, base):
-    pos = torch.arange(max_len, dtype=torch.float64)[:, None]
-    two_i = torch.arange(0, d_model, 2, dtype=torch.float64)
-    omega = 1.0 / base ** (two_i / d_model)
-    angles = pos * omega[None, :]
-    pe = torch.zeros(max_len, d_model, dtype=torch.float64)
-    pe[:, 0::2] = torch.sin(angles)
-    pe[:, 1::2] = torch.cos(angles)
-    return pe.float()
+    # the chapter's R_k, pasted into a search over the offsets
+    Copy("Exercise 6.1", "forbidden", '''
+from utils.positional import relative_shift_matrix
+
+def offset_between(a, b, base=10000.0):
+    for k in range(-200, 201):
+        if torch.allclose(a @ relative_shift_matrix(k, a.shape[-1], base), b, atol=1e-4):
+            return k
+    return 0
+'''),
+    # the chapter's table, searched for the two positions
+    Copy("Exercise 6.1", "forbidden", '''
+from utils.positional import sinusoidal_encoding
+
+def offset_between(a, b, base=10000.0):
+    table = sinusoidal_encoding(50_000, a.shape[-1], base)
+    p = int((table - a).abs().sum(dim=-1).argmin())
+    q = int((table - b).abs().sum(dim=-1).argmin())
+    return q - p
 '''),
     Copy("Exercise 6.1", "package", '''
-from utils.exercises import ch06
+from utils.exercises.ch06 import _offset_made_like
 
-def half_split_table(max_len, d_model, base):
-    return ch06._half_split_reference(max_len, d_model, base)
+offset_between = _offset_made_like()
 '''),
     # the encoding vectors built after all, from the package's table (it uses torch.sin)
     Copy("Exercise 6.2", "forbidden", '''

@@ -4,13 +4,29 @@ from tests.wrong_answers import Wrong
 from utils.checks import MISTAKES
 
 WRONG = [
-    Wrong("Exercise 6.1",
-          "a frequency with i in the exponent where the formula has 2i (base^(-i / d_model))", '''
-def half_split_table(max_len, d_model, base):
-    position = torch.arange(max_len, dtype=torch.float64)[:, None]
-    rates = base ** (-torch.arange(d_model // 2, dtype=torch.float64) / d_model)   # i, not 2i
-    angles = position * rates
-    return torch.cat([torch.sin(angles), torch.cos(angles)], dim=-1).float()
+    Wrong("Exercise 6.1", "the fastest pair used (w_0 = 1): it comes back to the same point every 2 "
+          "pi positions", '''
+def offset_between(a, b, base=10000.0):
+    turn = math.atan2(float(b[0]), float(b[1])) - math.atan2(float(a[0]), float(a[1]))
+    turn = (turn + math.pi) % (2 * math.pi) - math.pi
+    return round(turn / 1.0)
+'''),
+    Wrong("Exercise 6.1", "the turn not brought into (-pi, pi] (an angle just past pi reads as one "
+          "near -pi)", '''
+def offset_between(a, b, base=10000.0):
+    d = a.shape[-1]
+    rate = base ** (-(d - 2) / d)
+    turn = math.atan2(float(b[-2]), float(b[-1])) - math.atan2(float(a[-2]), float(a[-1]))
+    return round(turn / rate)
+'''),
+    Wrong("Exercise 6.1", "sine and cosine swapped in atan2 (the angle is atan2(sin, cos)), which "
+          "turns every offset around", '''
+def offset_between(a, b, base=10000.0):
+    d = a.shape[-1]
+    rate = base ** (-(d - 2) / d)
+    turn = math.atan2(float(b[-1]), float(b[-2])) - math.atan2(float(a[-1]), float(a[-2]))
+    turn = (turn + math.pi) % (2 * math.pi) - math.pi
+    return round(turn / rate)
 '''),
     Wrong("Exercise 6.3",
           "neighbouring features paired (2i with 2i + 1) as in the chapter, not i with i + D/2", '''

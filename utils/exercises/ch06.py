@@ -15,6 +15,7 @@ import utils.positional
 from utils.attention import causal_mask
 from utils.checks import MISTAKES, verify_function, verify_prediction
 from utils.exercises import Question, exercise
+from utils.exercises.common import refuse_non_int
 from utils.positional import apply_rotary, frequencies, sinusoidal_encoding
 
 
@@ -25,61 +26,73 @@ def _randn(seed: int) -> Callable[..., torch.Tensor]:
 
 
 # ---------------------------------------------------------------------------------------------------
-# 6.1 The sinusoidal table in another layout
+# 6.1 Read the offset back
 # ---------------------------------------------------------------------------------------------------
-def _halves(table: torch.Tensor) -> torch.Tensor:
-    """(N, C) table, sines in the even and cosines in the odd columns -> sines, then cosines."""
-    return torch.cat([table[:, 0::2], table[:, 1::2]], dim=1)
+def _encoding_at(pos: int, d_model: int, base: float = 10000.0) -> torch.Tensor:
+    """(C,) float32: PE(pos), sines in the even and cosines in the odd features, from float64 angles."""
+    angles = pos * frequencies(d_model, base)                          # (C/2,)
+    pe = torch.empty(d_model, dtype=torch.float64)
+    pe[0::2], pe[1::2] = torch.sin(angles), torch.cos(angles)
+    return pe.float()
 
 
-def _half_split_reference(max_len: int, d_model: int, base: float) -> torch.Tensor:
-    return _halves(sinusoidal_encoding(max_len, d_model, base))
+def _offset_made_like(pair: int = -1, swapped: bool = False, wrapped: bool = True,
+                      rounded: bool = True) -> Callable:
+    """A model answer: the turn of one pair (the slowest, -1) from a to b, divided by its frequency."""
+    def offset(a: torch.Tensor, b: torch.Tensor, base: float = 10000.0) -> int | float:
+        def angle(e: torch.Tensor) -> torch.Tensor:                    # (C/2,) angle of each pair
+            sin, cos = e[0::2].double(), e[1::2].double()
+            return torch.atan2(cos, sin) if swapped else torch.atan2(sin, cos)
+        turn = angle(b)[pair] - angle(a)[pair]
+        if wrapped:                                                    # into (-pi, pi]
+            turn = turn - 2 * math.pi * torch.round(turn / (2 * math.pi))
+        k = float(turn / frequencies(a.shape[-1], base)[pair])
+        return round(k) if rounded else k
+    return offset
 
 
-def _half_split_made_like(exponent: float = 2.0, cosines_first: bool = False) -> Callable:
-    """A model answer: the half-split table with pair i at base^(-exponent i / C)."""
-    def table(max_len: int, d_model: int, base: float) -> torch.Tensor:
-        pair = torch.arange(d_model // 2, dtype=torch.float64)
-        angles = torch.arange(max_len, dtype=torch.float64)[:, None] * base ** (
-            -exponent * pair / d_model)  # (max_len, C/2)
-        halves = [torch.cos(angles), torch.sin(angles)] if cosines_first else [
-            torch.sin(angles), torch.cos(angles)]
-        return torch.cat(halves, dim=-1).float()
-    return table
+def _offset_inputs(hidden: bool) -> list[tuple]:
+    # the slowest pair of C = 64 sits at the angle pi near position 23 559: a pair of positions around it
+    # tells a wrapped difference from a plain one
+    cases = ([(0, 9, 16, 10000.0), (40_000, 40_003, 64, 10000.0), (250, 10, 4, 10000.0),
+              (7, 7, 32, 10000.0), (31, 90, 8, 100.0)] if hidden else
+             [(3, 10, 64, 10000.0), (100, 40, 64, 10000.0), (1234, 5678, 64, 10000.0),
+              (23_555, 23_565, 64, 10000.0), (5, 5, 16, 10000.0)])
+    return [(_encoding_at(p, d, base), _encoding_at(q, d, base), base) for p, q, d, base in cases]
 
 
-@exercise("6.1", "The sinusoidal table in another layout", "Easy", 10,
-          hint="every frequency serves one sine column and one cosine column, and the "
-               "frequencies slow down from the first pair to the last; compute the table of "
-               "angles position times frequency once, then place its sines in the first half "
-               "of the features and its cosines in the second",
+@exercise("6.1", "Read the offset back", "Medium", 15,
+          hint="each pair (sin, cos) is a point on a circle at the angle pos * w_i; the angle of "
+               "a pair is atan2(sin, cos), with the sine first. From a to b every pair turns by "
+               "k * w_i: use the slowest pair, which turns by less than half a circle for any "
+               "offset here, bring the turn into (-pi, pi] and divide by its frequency",
           questions=[Question(
-              "Why can a trained model not tell the two layouts apart?",
-              ("the half-split table holds the chapter's columns in another order: the chapter's "
-               "table times a permutation matrix",
-               "the learned weights absorb the permutation (the matrices that read or write the "
-               "features, the layer norm's gain and bias permuted the same way); sums need nothing",
-               "so for every set of weights trained with one layout there is one for the other "
-               "that computes the same function: training has no reason to prefer either"), 2)])
-def _half_split_table(answer, hidden=False):
-    inputs = ([(1, 6, 10000.0), (64, 32, 100.0), (17, 2, 3.0), (100, 64, 1e6)] if hidden else
-              [(10, 4, 10000.0), (50, 16, 10000.0), (7, 2, 10000.0), (30, 8, 500.0)])
+              "Why does the slowest pair give the offset where the fastest cannot, and could the "
+              "dot product PE(a) . PE(b) of the chapter tell you the offset instead?",
+              ("the fastest pair (w_0 = 1) turns by k radians and comes back to the same point every "
+               "2 pi, about 6.3 positions: it knows k only up to a multiple of 2 pi",
+               "the slowest pair turns so slowly that its turn stays below half a circle for offsets "
+               "up to pi / w_last (about 23 600 positions for d_model = 64)",
+               "the dot product depends on cos(k w_i) only, the same for k and -k: it cannot tell "
+               "which position comes first, while the angles can"), 2)])
+def _read_offset(answer, hidden=False):
+    inputs = _offset_inputs(hidden)
     verify_function(
-        answer, reference=_half_split_reference, inputs=inputs, name="Exercise 6.1",
-        hint=_half_split_table.exercise.hint,
+        answer, reference=_offset_made_like(), inputs=inputs, name="Exercise 6.1",
+        hint=_read_offset.exercise.hint, forbidden=_SINES + [(utils.positional,
+                                                               "relative_shift_matrix")],
         mistakes={
-            "the chapter's layout (sines and cosines interleaved), not the sines first and then "
-            "the cosines": (sinusoidal_encoding, "put every sine column before every cosine "
-                            "column: sin(pos w_i) in column i, cos(pos w_i) in column C/2 + i"),
-            "the cosines first and the sines second": (_half_split_made_like(cosines_first=True),
-                                                       "the sines come first"),
-            "a frequency with i in the exponent where the formula has 2i (base^(-i / d_model))":
-                (_half_split_made_like(exponent=1.0), "pair i has the frequency base^(-2i / "
-                 "d_model): its exponent counts the features of the pairs before it"),
-            "the base ignored (the chapter's 10000 used whatever base is given)":
-                (lambda n, d, base: _halves(sinusoidal_encoding(n, d)),
-                 "use the base you are given: w_i = base^(-2i / d_model)"),
+            "sine and cosine swapped in atan2 (the angle is atan2(sin, cos)), which turns every "
+            "offset around": (_offset_made_like(swapped=True),
+                              "the even features hold the sines: atan2(e[0::2], e[1::2])"),
+            "the fastest pair used (w_0 = 1): it comes back to the same point every 2 pi "
+            "positions": (_offset_made_like(pair=0),
+                          "use the slowest pair, the last one: its turn never wraps here"),
+            "the turn not brought into (-pi, pi] (an angle just past pi reads as one near -pi)":
+                (_offset_made_like(wrapped=False),
+                 "subtract the nearest multiple of 2 pi from the difference of the angles"),
         })
+    refuse_non_int(answer, inputs[0], "Exercise 6.1")
 
 
 # ---------------------------------------------------------------------------------------------------
