@@ -31,30 +31,23 @@ from utils.exercises import ch00
 def row_softmax(scores):
     return ch00._softmax_shifted_by(lambda s: s.max(dim=-1, keepdim=True).values)(scores)
 '''),
-    # the chapter's self-attention cell, with its d_model
+    # the chapter's self-attention cell, pasted: the weights, not where each row's largest lies
     Copy("Exercise 0.2", "pasted", '''
-def cross_weights(x, y):
+def top_match_is_self(x):
     scores = x @ x.transpose(-2, -1) / d_model**0.5
     return torch.softmax(scores, dim=-1)
 '''),
     # right values, with the Python loops the exercise forbids
     Copy("Exercise 0.2", "forbidden", '''
-def cross_weights(x, y):
-    rows = []
-    for b in range(x.shape[0]):
-        rows.append(torch.stack([torch.softmax(y[b] @ x[b, i] / x.shape[-1] ** 0.5, dim=0)
-                                 for i in range(x.shape[1])]))
-    return torch.stack(rows)
-'''),
-    Copy("Exercise 0.2", "forbidden", '''
-def cross_weights(x, y):
-    one = lambda pair: torch.softmax(pair[0] @ pair[1].T / x.shape[-1] ** 0.5, dim=-1)
-    return torch.stack(list(map(one, zip(x, y))))
+def top_match_is_self(x):
+    weights = torch.softmax(x @ x.transpose(-2, -1) / x.shape[-1] ** 0.5, dim=-1)
+    return torch.tensor([[int(weights[b, i].argmax()) == i for i in range(x.shape[1])]
+                         for b in range(x.shape[0])])
 '''),
     Copy("Exercise 0.2", "package", '''
 import utils.exercises.ch00 as checks_module
 
-cross_weights = checks_module._cross_made_like()
+top_match_is_self = checks_module._best_match_made_like()
 '''),
     # right counts, with the Python loops the exercise forbids
     # the value the old check cell computed before calling the learner's function

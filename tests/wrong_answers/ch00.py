@@ -28,19 +28,16 @@ def row_softmax(scores):
     exps = (scores - scores.max()).exp()       # one shift for every row
     return exps / exps.sum(dim=-1, keepdim=True)
 '''),
-    Wrong("Exercise 0.2", MISTAKES["unscaled"], '''
-def cross_weights(x, y):
-    return torch.softmax(x @ y.transpose(-2, -1), dim=-1)
+    Wrong("Exercise 0.2", "the largest weight of each column (dim=-2), not of each row", '''
+def top_match_is_self(x):
+    weights = torch.softmax(x @ x.transpose(-2, -1) / x.shape[-1] ** 0.5, dim=-1)
+    return weights.argmax(dim=1) == torch.arange(x.shape[1])
 '''),
-    Wrong("Exercise 0.2", MISTAKES["softmax_axis"], '''
-def cross_weights(x, y):
-    scores = x @ y.transpose(1, 2) / x.shape[-1] ** 0.5
-    return torch.softmax(scores, dim=1)        # over the queries
-'''),
-    Wrong("Exercise 0.2", "scores divided by C, not by its square root", '''
-def cross_weights(x, y):
-    scores = x @ y.transpose(-2, -1) / x.shape[-1]   # forgot the ** 0.5
-    return torch.softmax(scores, dim=-1)
+    Wrong("Exercise 0.2", "True where the weight on itself is above 1/2 (the largest weight need "
+          "not be a majority)", '''
+def top_match_is_self(x):
+    weights = torch.softmax(x @ x.transpose(-2, -1) / x.shape[-1] ** 0.5, dim=-1)
+    return torch.diagonal(weights, dim1=-2, dim2=-1) > 0.5
 '''),
     Wrong("Exercise 0.3", "the belief that dim=0 normalises along the row in expression 2 "
           "(dim=0 runs down the columns, and each column of a one-row matrix holds a single "

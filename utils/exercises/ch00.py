@@ -85,59 +85,67 @@ def _row_softmax(answer, hidden=False):
 
 
 # ---------------------------------------------------------------------------------------------------
-# 0.2 Weights between two sequences
+# 0.2 Is every token its own best match?
 # ---------------------------------------------------------------------------------------------------
-def _cross_made_like(scale=lambda c: c ** 0.5, dim=-1, keys_from_x=False):
-    """A model answer: softmax(x y^T / scale(C)) over the axis ``dim``, right or with one mistake."""
-    def weights(x, y):
-        keys = x if keys_from_x else y
-        scores = torch.einsum("btc,bsc->bts", x, keys) / scale(x.shape[-1])   # (B, T, S)
-        return torch.softmax(scores, dim=dim)
-    return weights
+def _best_match_made_like(dim: int = -1, majority: bool = False) -> Callable:
+    """A model answer: the chapter's weights, then where each row (``dim`` -1) has its largest entry."""
+    def best_is_self(x: torch.Tensor) -> torch.Tensor:
+        scores = x @ x.transpose(-2, -1) / x.shape[-1] ** 0.5         # (B, T, T)
+        weights = torch.softmax(scores, dim=-1)
+        if majority:
+            return torch.diagonal(weights, dim1=-2, dim2=-1) > 0.5      # (B, T)
+        return weights.argmax(dim=dim) == torch.arange(x.shape[1])     # (B, T)
+    return best_is_self
 
 
-def _cross_inputs(hidden: bool) -> list[tuple[torch.Tensor, torch.Tensor]]:
-    g = torch.Generator().manual_seed(101 if hidden else 1)
-    if hidden:  # T = S (a self-attention slips through), saturated scores, a single key
-        shapes = [(3, 5, 4, 5), (2, 3, 16, 6), (2, 4, 2, 1)]
-        scales = [1.0, 3.0, 1.0]
-    else:
-        shapes, scales = [(2, 4, 8, 6), (1, 5, 3, 2)], [1.0, 1.0]
-    return [(scale * torch.randn(b, t, c, generator=g), scale * torch.randn(b, s, c, generator=g))
-            for (b, t, c, s), scale in zip(shapes, scales, strict=True)]
+def _best_match_inputs(hidden: bool) -> list[tuple[torch.Tensor]]:
+    g = torch.Generator().manual_seed(102 if hidden else 2)
+    lengths = torch.tensor([0.3, 1.0, 3.0])                            # short, middling, long tokens
+    if hidden:  # one token (always its own best match); tokens of very different lengths
+        return [(torch.randn(1, 1, 4, generator=g),),
+                (torch.randn(3, 6, 2, generator=g) * lengths.repeat(2)[:, None],),
+                (torch.randn(2, 9, 16, generator=g),)]
+    return [(torch.randn(2, 6, 3, generator=g) * lengths.repeat(2)[:, None],),
+            (torch.randn(1, 4, 8, generator=g),),
+            (0.5 * torch.randn(1, 8, 8, generator=g),)]   # small scores: nearly even weights
 
 
 _NO_LOOP_HINT = ("let one matrix product compare every token with every token: the batch axis "
                  "comes along by itself, as in the chapter's x @ x.transpose(-2, -1)")
 
 
-@exercise("0.2", "Weights between two sequences", "Easy", 10,
-          hint="a matrix product multiplies the rows of its left factor with the columns of its "
-               "right one, so the tokens of y must become columns; then decide which axis of the "
-               "(B, T, S) scores holds the keys, since each query's weights sum to 1 over them")
-def _cross_weights(answer, hidden=False):
+@exercise("0.2", "Is every token its own best match?", "Easy", 10,
+          hint="compute the chapter's weights, find in each row the column of the largest weight "
+               "(argmax over the last axis, the keys), and compare it with the row's own index, "
+               "torch.arange(T)",
+          questions=[Question(
+              "Which words of the chapter's heatmap are not their own best match, and why do dot "
+              "products allow it?",
+              ("dog, green and likes give their largest weight to cat, red and sees",
+               "dog's vector points almost the way cat's does and is a little shorter: dog . cat = "
+               "8.1 beats dog . dog = 7.38; a dot product grows with the lengths of both vectors as "
+               "well as with how well they point the same way",
+               "with cosine similarity every token would be its own best match; attention's "
+               "queries and keys are different projections, so no token is bound to attend to "
+               "itself most"), 2)])
+def _best_match(answer, hidden=False):
     verify_function(
-        answer, reference=_cross_made_like(), inputs=_cross_inputs(hidden), name="Exercise 0.2",
-        hint=_cross_weights.exercise.hint,
+        answer, reference=_best_match_made_like(), inputs=_best_match_inputs(hidden),
+        name="Exercise 0.2", hint=_best_match.exercise.hint,
         mistakes={
-            MISTAKES["unscaled"]: (_cross_made_like(scale=lambda c: 1.0),
-                                   "divide the scores by the square root of the tokens' width C, "
-                                   "as the chapter does"),
-            MISTAKES["softmax_axis"]: (_cross_made_like(dim=1),
-                                       "the scores are (B, T, S): y's tokens, the keys, run along "
-                                       "the last axis"),
-            "scores divided by C, not by its square root": (
-                _cross_made_like(scale=lambda c: c), "the chapter divides by d_model ** 0.5"),
-            "the scores of x with itself (the chapter's self-attention), not with y": (
-                _cross_made_like(keys_from_x=True), "the keys are y's tokens: multiply x by y's "
-                                                    "transpose"),
+            "the largest weight of each column (dim=-2), not of each row": (
+                _best_match_made_like(dim=-2),
+                "row i holds token i's weights: take the argmax over the last axis"),
+            "True where the weight on itself is above 1/2 (the largest weight need not be a "
+            "majority)": (
+                _best_match_made_like(majority=True),
+                "a token can weight itself most with, say, 0.4 of its weight: compare with the "
+                "other weights of its row, not with 1/2"),
         })
     g = torch.Generator().manual_seed(7)
     refuse_python_loops(  # every size a loop could run over grows by 8
-        answer, (torch.randn(2, 2, 2, generator=g), torch.randn(2, 3, 2, generator=g)),
-        (torch.randn(10, 10, 10, generator=g), torch.randn(10, 11, 10, generator=g)),
-        name="Exercise 0.2", sizes=("x, y of shapes (2, 2, 2) and (2, 3, 2)",
-                                    "(10, 10, 10) and (10, 11, 10)"),
+        answer, (torch.randn(2, 2, 2, generator=g),), (torch.randn(10, 10, 10, generator=g),),
+        name="Exercise 0.2", sizes=("x of shape (2, 2, 2)", "(10, 10, 10)"),
         threshold=4, hint=_NO_LOOP_HINT)
 
 
