@@ -28,35 +28,25 @@ from utils.exercises.ch06 import _offset_made_like
 
 offset_between = _offset_made_like()
 '''),
-    # the encoding vectors built after all, from the package's table (it uses torch.sin)
-    Copy("Exercise 6.2", "forbidden", '''
-def encoding_similarity(offsets, d_model):
-    start = int(offsets.abs().max())
-    table = sinusoidal_encoding(2 * start + 1, d_model)
-    return table[start + offsets] @ table[start]
+    # the chapter's positions, pasted: one row, 0 to T - 1, whatever the documents
+    Copy("Exercise 6.2", "pasted", '''
+def packed_positions(doc_ids):
+    return torch.arange(doc_ids.shape[1]).expand_as(doc_ids)
 '''),
+    # right values, with the Python loops the exercise forbids
     Copy("Exercise 6.2", "forbidden", '''
-def encoding_similarity(offsets, d_model):
-    angles = offsets.double()[:, None] + torch.arange(3)[None, :]        # (K, 3) positions
-    w = frequencies(d_model)                                            # (C/2,)
-    start = torch.arange(3).double()[:, None] * w                       # PE(p), p = 0, 1, 2
-    shifted = angles[..., None] * w                                     # PE(p + k)
-    dots = (start.sin() * shifted.sin() + start.cos() * shifted.cos()).sum(-1)
-    return dots[:, 0].float()
-'''),
-    Copy("Exercise 6.2", "forbidden", '''
-def encoding_similarity(offsets, d_model):
-    values = []
-    for k in offsets.tolist():
-        total = 0.0
-        for i in range(d_model // 2):
-            w = 10000.0 ** (-2 * i / d_model)
-            total += math.sin(0.0) * math.sin(k * w) + math.cos(0.0) * math.cos(k * w)
-        values.append(total)
-    return torch.tensor(values)
+def packed_positions(doc_ids):
+    out = torch.zeros_like(doc_ids)
+    for b in range(doc_ids.shape[0]):
+        for t in range(1, doc_ids.shape[1]):
+            if doc_ids[b, t] == doc_ids[b, t - 1]:
+                out[b, t] = out[b, t - 1] + 1
+    return out
 '''),
     Copy("Exercise 6.2", "package", '''
-from utils.exercises.ch06 import _similarity_from_table as encoding_similarity
+from utils.exercises.ch06 import _packed_made_like
+
+packed_positions = _packed_made_like()
 '''),
     # the chapter's rotation cell, adapted: its pairs are neighbours, not i and i + D/2
     Copy("Exercise 6.3", "pasted", '''

@@ -61,11 +61,20 @@ def alibi_bias(t, num_heads):
     bias = -slopes[:, None, None] * distance
     return bias.masked_fill(causal_mask(t), float("-inf"))    # True = may attend, filled
 '''),
-    Wrong("Exercise 6.2", "one frequency per feature (d_model terms), where the encoding has one "
-          "per pair (d_model / 2 terms)", '''
-def encoding_similarity(offsets, d_model):
-    rates = 10000.0 ** (-torch.arange(d_model, dtype=torch.float64) / d_model)
-    return torch.cos(offsets.double()[:, None] * rates).sum(dim=-1).float()
+    Wrong("Exercise 6.2", "positions counted from 1 (a document's first token has position 0)", '''
+def packed_positions(doc_ids):
+    step = torch.arange(1, doc_ids.shape[1] + 1).expand_as(doc_ids)
+    starts = torch.ones_like(doc_ids, dtype=torch.bool)
+    starts[:, 1:] = doc_ids[:, 1:] != doc_ids[:, :-1]
+    first = torch.where(starts, step, 0).cummax(dim=1).values
+    return step - first + 1
+'''),
+    Wrong("Exercise 6.2", "the document's number within the row, not the token's position within "
+          "its document", '''
+def packed_positions(doc_ids):
+    starts = torch.ones_like(doc_ids)
+    starts[:, 1:] = (doc_ids[:, 1:] != doc_ids[:, :-1]).long()
+    return starts.cumsum(dim=1) - 1
 '''),
     Wrong("Exercise 6.5", "the belief that every dimension is a pair of its own (dimensions "
           "counted, not pairs: each pair is two dimensions)", '''

@@ -15,8 +15,8 @@ import utils.positional
 from utils.attention import causal_mask
 from utils.checks import MISTAKES, verify_function, verify_prediction
 from utils.exercises import Question, exercise
-from utils.exercises.common import refuse_non_int
-from utils.positional import apply_rotary, frequencies, sinusoidal_encoding
+from utils.exercises.common import refuse_non_int, refuse_python_loops
+from utils.positional import apply_rotary, frequencies
 
 
 def _randn(seed: int) -> Callable[..., torch.Tensor]:
@@ -61,6 +61,11 @@ def _offset_inputs(hidden: bool) -> list[tuple]:
     return [(_encoding_at(p, d, base), _encoding_at(q, d, base), base) for p, q, d, base in cases]
 
 
+# no route to the sines, so no encoding vectors (the package's table is built with torch.sin)
+_SINES = [(torch, "sin"), (torch.Tensor, "sin"), (torch.Tensor, "sin_"), (math, "sin"), (np, "sin"),
+          (utils.positional, "sinusoidal_encoding")]
+
+
 @exercise("6.1", "Read the offset back", "Medium", 15,
           hint="each pair (sin, cos) is a point on a circle at the angle pos * w_i; the angle of "
                "a pair is atan2(sin, cos), with the sine first. From a to b every pair turns by "
@@ -96,59 +101,68 @@ def _read_offset(answer, hidden=False):
 
 
 # ---------------------------------------------------------------------------------------------------
-# 6.2 Similarity from the formula
+# 6.2 Positions in a packed batch
 # ---------------------------------------------------------------------------------------------------
-def _similarity_from_table(offsets: torch.Tensor, d_model: int) -> torch.Tensor:
-    """PE(p) . PE(p + k) measured on the table, from a start p far enough from position 0."""
-    start = int(offsets.abs().max()) + 3  # any start gives the same values
-    table = sinusoidal_encoding(2 * start + 1, d_model).double()  # (2 start + 1, C)
-    return (table[start + offsets] @ table[start]).float()
+def _packed_made_like(first: int = 0, restart: bool = True, count_documents: bool = False) -> Callable:
+    """A model answer: each token's position inside its own document (or a slip of it)."""
+    def positions(doc_ids: torch.Tensor) -> torch.Tensor:
+        step = torch.arange(doc_ids.shape[-1]).expand_as(doc_ids)            # (B, T)
+        starts = torch.ones_like(doc_ids, dtype=torch.bool)
+        starts[:, 1:] = doc_ids[:, 1:] != doc_ids[:, :-1]                    # a new document
+        if count_documents:
+            return starts.long().cumsum(dim=1) - 1
+        if not restart:
+            return step + first
+        begun = torch.where(starts, step, torch.zeros_like(step)).cummax(dim=1).values
+        return step - begun + first                                          # (B, T)
+    return positions
 
 
-def _cosine_sum(rates: Callable[[int], torch.Tensor]) -> Callable:
-    """A model answer: sum_i cos(k w_i) over the frequencies ``rates(d_model)``."""
-    def similarity(offsets: torch.Tensor, d_model: int) -> torch.Tensor:
-        angles = offsets.double()[:, None] * rates(d_model)[None, :]  # (K, number of rates)
-        return torch.cos(angles).sum(dim=-1).float()
-    return similarity
+def _packed_inputs(hidden: bool) -> list[tuple[torch.Tensor]]:
+    def rows(*lengths_per_row: list[int], first_id: int = 0) -> torch.Tensor:
+        return torch.tensor([[first_id + d for d, n in enumerate(lengths) for _ in range(n)]
+                             for lengths in lengths_per_row])
+    if hidden:  # one document per row; every token its own document; ids far from 0; one token
+        return [(rows([6], [6]),), (rows([1, 1, 1, 1]),), (rows([2, 5, 1], [3, 3, 2], first_id=40),),
+                (rows([1]),)]
+    return [(rows([3, 4, 2], [5, 4]),), (rows([2, 2, 2, 2, 1], [9]),),
+            (rows([4, 1, 3], [1, 7], first_id=7),)]
 
 
-# no route to the sines, so no encoding vectors (the package's table is built with torch.sin)
-_SINES = [(torch, "sin"), (torch.Tensor, "sin"), (torch.Tensor, "sin_"), (math, "sin"), (np, "sin"),
-          (utils.positional, "sinusoidal_encoding")]
-
-
-@exercise("6.2", "Similarity from the formula", "Medium", 15,
-          hint="each feature pair contributes a product of two sines plus a product of two "
-               "cosines, at angles that differ by k times the pair's frequency; one "
-               "trigonometric identity turns that sum into a single cosine of the difference",
+@exercise("6.2", "Positions in a packed batch", "Medium", 15,
+          hint="a document starts where its id differs from the id just before it; keep, for every "
+               "token, the index of the latest start so far (torch.cummax along the row), and "
+               "subtract it from the token's own index",
           questions=[Question(
-              "Why is the value at offset 0 always d_model/2?",
-              ("at offset 0 every term is cos 0 = 1",
-               "there is one term per pair of dimensions: d_model/2 of them",
-               "seen from the vectors: PE(p) . PE(p) is the squared length, and each pair adds "
-               "sin^2 + cos^2 = 1, so every position's vector has length sqrt(d_model/2)"), 1)])
-def _encoding_similarity(answer, hidden=False):
-    inputs = ([(torch.tensor([0]), 2), (torch.tensor([-1000, -1, 999, 1000]), 8),
-               (torch.arange(-30, 31, 4), 128)] if hidden else
-              [(torch.tensor([0, 1, 2, 5]), 4), (torch.arange(-60, 61, 7), 64),
-               (torch.tensor([-3, 3]), 16)])
+              "What goes wrong if a packed row is given the plain positions 0 to T - 1, and what "
+              "else must packing change besides the positions?",
+              ("every document but the first starts at a position other than 0, so the same "
+               "sentence gets other encodings depending on where it was packed, and the model "
+               "meets starting positions it never sees with single sentences",
+               "attention must not cross from one document into another either: the attention "
+               "mask of a packed row is block-diagonal (block-causal in a decoder), one block per "
+               "document"), 2)])
+def _packed_positions(answer, hidden=False):
     verify_function(
-        answer, reference=_similarity_from_table, inputs=inputs, name="Exercise 6.2", atol=1e-4,
-        hint=_encoding_similarity.exercise.hint, forbidden=_SINES,
+        answer, reference=_packed_made_like(), inputs=_packed_inputs(hidden), name="Exercise 6.2",
+        hint=_packed_positions.exercise.hint,
         mistakes={
-            "one frequency per feature (d_model terms), where the encoding has one per pair "
-            "(d_model / 2 terms)": (_cosine_sum(lambda d: 10000.0 ** (
-                -torch.arange(0, d, dtype=torch.float64) / d)),
-                "the features come in d_model / 2 pairs, one frequency per pair: sum d_model / 2 "
-                "cosines"),
-            "a frequency with i in the exponent where the formula has 2i (10000^(-i / d_model))":
-                (_cosine_sum(lambda d: 10000.0 ** (-torch.arange(d // 2, dtype=torch.float64) / d)),
-                 "pair i has the frequency 10000^(-2i / d_model), the chapter's w_i"),
-            "frequencies 10000^(+2i / d_model), where the formula divides by that power":
-                (_cosine_sum(lambda d: 10000.0 ** (torch.arange(0, d, 2, dtype=torch.float64) / d)),
-                 "w_i = 1 / 10000^(2i / d_model): the frequencies fall from 1 to about 1/10000"),
+            "the plain positions 0 to T - 1 of the row, not restarted at each document": (
+                _packed_made_like(restart=False),
+                "a document's first token has position 0, wherever it sits in the row"),
+            "positions counted from 1 (a document's first token has position 0)": (
+                _packed_made_like(first=1), "subtract the index of the document's first token "
+                                            "itself: its own position is 0"),
+            "the document's number within the row, not the token's position within its document": (
+                _packed_made_like(count_documents=True),
+                "count tokens since the document began, not documents since the row began"),
         })
+    refuse_python_loops(  # every size a loop could run over grows
+        answer, (torch.tensor([[0, 0, 1], [0, 1, 1]]),),
+        (torch.arange(12).repeat_interleave(2)[None].expand(12, 24).contiguous(),),
+        name="Exercise 6.2", sizes=("doc_ids of shape (2, 3)", "(12, 24)"), threshold=4,
+        hint="compare each id with its left neighbour in one operation, then let torch.cummax "
+             "carry the latest start along the row")
 
 
 # ---------------------------------------------------------------------------------------------------
