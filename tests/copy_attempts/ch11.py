@@ -32,31 +32,17 @@ from utils.exercises import ch11
 def influence(model, batch, i, word):
     return ch11._influence_made_like()(model, batch, i, word)
 '''),
-    # "Do not call layer(...) itself": the package's own pre-norm path
-    Copy("Exercise 11.3", "forbidden", '''
-def pre_norm_encoder_layer(x, key_mask, layer):
-    layer.norm_first = True
-    return layer(x, key_mask)[0]
-'''),
-    Copy("Exercise 11.3", "forbidden", '''
-import copy
-
-def pre_norm_encoder_layer(x, key_mask, layer):
-    twin = copy.deepcopy(layer)
-    twin.norm_first = True
-    return twin.forward(x, key_mask)[0]
-'''),
-    # pasted from LadderTranslator._sublayer (Add & Norm, the ladder's post-norm)
+    # the lab's model run as it is: its decode hands back logits, not the heads' weights
     Copy("Exercise 11.3", "pasted", '''
-def pre_norm_encoder_layer(x, key_mask, layer):
-    x = layer.norm_1(x + layer.self_attn(x, x, x, key_mask=key_mask)[0])
-    return layer.norm_2(x + layer.feed_forward(x))
+def next_word_weight(model, batch):
+    with torch.no_grad():
+        logits = model(batch)
+    return logits.softmax(-1).mean(dim=(0, 1))[:4]
 '''),
     Copy("Exercise 11.3", "package", '''
-import utils.exercises.ch11 as reference
+from utils.exercises.ch11 import _next_word_made_like
 
-def pre_norm_encoder_layer(x, key_mask, layer):
-    return reference._pre_norm(x, key_mask, layer)
+next_word_weight = _next_word_made_like()
 '''),
     # the notebook's own ladder read off (the Answer's rung 6), whatever ladder is given
     Copy("Exercise 11.5", "returned", '''

@@ -1,7 +1,6 @@
 """Wrong answers to chapter 11's exercises (see ``tests/wrong_answers/__init__.py``)."""
 
 from tests.wrong_answers import Wrong
-from utils.checks import MISTAKES
 
 WRONG = [
     # predictions: written in the right form, so they pass; the comparison names the misconception
@@ -73,23 +72,35 @@ def influence(model, batch, i, word):
             out.append((log_prob(changed) - true).abs().mean())
     return torch.stack(out)
 '''),
-    Wrong("Exercise 11.3", "post-norm, the paper's order (LayerNorm after the residual sum)", '''
-def pre_norm_encoder_layer(x, key_mask, layer):
-    x = layer.norm_1(x + layer.self_attn(x, x, x, key_mask=key_mask)[0])
-    return layer.norm_2(x + layer.feed_forward(x))
+    Wrong("Exercise 11.3", "the weight on the previous word (key i - 1), not on the next one (key "
+          "i + 1)", '''
+def next_word_weight(model, batch):
+    tokens = batch.tgt_in
+    real = tokens != model.pad_id
+    h = model._embed(tokens, model.tgt_embed)
+    t = tokens.shape[1]
+    future = causal_mask(t) if model.causal else None
+    with torch.no_grad():
+        _, weights = model.decoder_attn(h, h, h, key_mask=real, attn_mask=future,
+                                        need_weights=True)
+    i = torch.arange(1, t)
+    both = real[:, i] & real[:, i - 1]
+    return (weights[:, :, i, i - 1] * both[:, None, :]).sum(dim=(0, 2)) / both.sum()
 '''),
-    Wrong("Exercise 11.3", MISTAKES["missing_residual"], '''
-def pre_norm_encoder_layer(x, key_mask, layer):
-    h = layer.norm_1(x)
-    x = layer.self_attn(h, h, h, key_mask=key_mask)[0]
-    return layer.feed_forward(layer.norm_2(x))
-'''),
-    Wrong("Exercise 11.3", "the two sub-layers side by side on x (the feed-forward network must "
-          "read the first sum)", '''
-def pre_norm_encoder_layer(x, key_mask, layer):
-    h = layer.norm_1(x)
-    attended = layer.self_attn(h, h, h, key_mask=key_mask)[0]
-    return x + attended + layer.feed_forward(layer.norm_2(x))
+    Wrong("Exercise 11.3", "the heads averaged into one number (the exercise asks for one per "
+          "head)", '''
+def next_word_weight(model, batch):
+    tokens = batch.tgt_in
+    real = tokens != model.pad_id
+    h = model._embed(tokens, model.tgt_embed)
+    t = tokens.shape[1]
+    future = causal_mask(t) if model.causal else None
+    with torch.no_grad():
+        _, weights = model.decoder_attn(h, h, h, key_mask=real, attn_mask=future,
+                                        need_weights=True)
+    i = torch.arange(t - 1)
+    both = real[:, i] & real[:, i + 1]
+    return ((weights[:, :, i, i + 1] * both[:, None, :]).sum(dim=(0, 2)) / both.sum()).mean()
 '''),
     Wrong("Exercise 11.4", "the belief that self-attention by itself sees the word order (without "
           "positions it only permutes its outputs along with its inputs)", '''

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import math
 from collections.abc import Callable, Iterable
 from dataclasses import replace
@@ -11,11 +10,11 @@ import torch
 from torch import nn
 
 from utils import checks
-from utils.checks import MISTAKES, CheckFailed, verify_function, verify_prediction
+from utils.attention import causal_mask
+from utils.checks import CheckFailed, verify_function, verify_prediction
 from utils.data import Batch
 from utils.exercises import Question, exercise
 from utils.runtime import seed_everything
-from utils.transformer import EncoderLayer
 
 # ---------------------------------------------------------------------------------------------------
 # 11.1 Predict the ladder
@@ -217,80 +216,87 @@ def _input_influence(answer, hidden=False, *, translator: type[nn.Module]):
 
 
 # ---------------------------------------------------------------------------------------------------
-# 11.3 A rung the lab did not climb: pre-norm
+# 11.3 Which head reads the next word?
 # ---------------------------------------------------------------------------------------------------
-def _with_order(layer: EncoderLayer, norm_first: bool) -> EncoderLayer:
-    twin = copy.deepcopy(layer)
-    twin.norm_first = norm_first                             # the package's pre- or post-norm path
-    return twin
+def _next_word_made_like(shift: int = 1, all_rows: bool = False, heads_averaged: bool = False,
+                         cross: bool = False) -> Callable[..., torch.Tensor]:
+    """A model answer: each head's mean decoder self-attention weight from query i on key i + shift,
+    over the pairs (i, i + shift) of real tokens (or a slip of it)."""
+    def next_word_weight(model: nn.Module, batch: Batch) -> torch.Tensor:
+        tokens = batch.tgt_in                                                 # (B, T)
+        real = tokens != model.pad_id
+        h = model.tgt_embed(tokens)
+        if model.positional is not None:
+            h = model.positional(h)                                           # (B, T, C)
+        t = tokens.shape[1]
+        with torch.no_grad():
+            if cross:
+                memory = model.encode(batch.src, batch.src_mask)
+                weights = model.attention(h, memory, memory, key_mask=batch.src_mask,
+                                          need_weights=True)[1]              # (B, H, T, S)
+            else:
+                future = causal_mask(t, tokens.device) if model.causal else None
+                weights = model.decoder_attn(h, h, h, key_mask=real, attn_mask=future,
+                                             need_weights=True)[1]           # (B, H, T, T)
+        i = torch.arange(max(0, -shift), t - max(0, shift))                   # queries with a partner
+        j = i + shift
+        if cross:
+            j = j.clamp(max=weights.shape[-1] - 1)
+        pairs = torch.ones_like(real[:, i]) if all_rows else real[:, i] & real[:, j]   # (B, n)
+        picked = weights[:, :, i, j] * pairs[:, None, :]                      # (B, H, n)
+        mean = picked.sum(dim=(0, 2)) / pairs.sum()                           # (H,)
+        return mean.mean() if heads_averaged else mean
+    return next_word_weight
 
 
-def _pre_norm(x: torch.Tensor, key_mask: torch.Tensor, layer: EncoderLayer) -> torch.Tensor:
-    return _with_order(layer, True)(x, key_mask)[0]
+def _next_word_inputs(hidden: bool, translator: type[nn.Module]) -> list[tuple]:
+    seed = 213 if hidden else 13
+    flags = dict(_INFLUENCE_RUNGS[1], num_heads=4)                            # rung 5, 4 heads
+    unmasked = _built(seed, lambda: translator(11, 13, 16, **flags).eval())
+    masked = _built(seed + 1, lambda: translator(11, 13, 16, **flags, causal=True).eval())
+    if hidden:
+        return [(unmasked, _random_batch(seed, [6, 6, 6], 11, 13)),
+                (masked, _random_batch(seed + 1, [1, 4], 11, 13))]
+    batch = _random_batch(seed, [5, 2, 4, 3], 11, 13)
+    return [(unmasked, batch), (masked, batch)]
 
 
-def _post_norm(x: torch.Tensor, key_mask: torch.Tensor, layer: EncoderLayer) -> torch.Tensor:
-    return _with_order(layer, False)(x, key_mask)[0]
-
-
-def _pre_norm_made_like(residuals: bool = True, chained: bool = True,
-                        second_norm: str = "norm_2") -> Callable[..., torch.Tensor]:
-    """A model answer in pre-norm order, with one mistake."""
-    def layer_out(x, key_mask, layer):
-        h = layer.norm_1(x)
-        a = layer.self_attn(h, h, h, key_mask=key_mask)[0]  # (B, T, C)
-        y = x + a if residuals else a
-        f = layer.feed_forward(getattr(layer, second_norm)(y if chained else x))
-        return y + f if residuals else f
-    return layer_out
-
-
-def _pre_norm_inputs(hidden: bool) -> list[tuple[torch.Tensor, torch.Tensor, EncoderLayer]]:
-    seed_everything(111 if hidden else 11)
-    d_model, heads, d_ff = (24, 3, 40) if hidden else (16, 2, 32)
-    layer = EncoderLayer(d_model, heads, d_ff, dropout=0.0).eval()
-    for norm in (layer.norm_1, layer.norm_2):              # not the identity
-        nn.init.normal_(norm.weight, 1.0, 0.3)
-        nn.init.normal_(norm.bias, 0.0, 0.3)
-    if hidden:  # far from zero mean (where the order of norm and sum matters most); a length-1 sentence
-        lengths = torch.tensor([5, 2, 1])
-        return [(torch.randn(3, 5, d_model) + 4.0, torch.arange(5) < lengths[:, None], layer),
-                (torch.randn(1, 1, d_model), torch.ones(1, 1, dtype=torch.bool), layer)]
-    return [(torch.randn(2, 6, d_model), torch.tensor([[True] * 6, [True] * 4 + [False] * 2]), layer),
-            (3 * torch.randn(1, 3, d_model), torch.ones(1, 3, dtype=torch.bool), layer)]
-
-
-@exercise("11.3", "A rung the lab did not climb: pre-norm", "Medium", 20,
-          hint="normalise the input of each sub-layer, not its output: the sub-layer reads "
-               "LayerNorm(x), and what it returns is added to x itself; the second sub-layer starts "
-               "from the sum the first one produced",
+@exercise("11.3", "Which head reads the next word?", "Medium", 20,
+          hint="rebuild the decoder's first step by hand, as decode does: embed tgt_in (and add "
+               "the positions if the model has them), then call model.decoder_attn with "
+               "need_weights=True, the key mask of the real tokens and the causal mask if "
+               "model.causal; the weight of query i on key i + 1 sits at [:, :, i, i + 1], "
+               "averaged over the pairs where both tokens are real",
           questions=[Question(
-              "Why does pre-norm make deep stacks easier to train?",
-              ("in pre-norm the residual path from the stack's input to its output is a plain sum, "
-               "x_N = x_0 + the sub-layers' changes", "so the gradient reaches every layer directly "
-               "through that sum, whatever the depth", "in post-norm the gradient to the early layers "
-               "passes through a LayerNorm per layer: at initialisation large near the output, small "
-               "near the input", "which is why post-norm stacks need a learning-rate warm-up"), 2)])
-def _pre_norm_layer(answer, hidden=False):
-    with torch.no_grad():
-        verify_function(
-            answer, reference=_pre_norm, inputs=_pre_norm_inputs(hidden), name="Exercise 11.3",
-            hint=_pre_norm_layer.exercise.hint,
-            forbidden=[(EncoderLayer, "forward")],           # "Do not call layer(...) itself"
-            mistakes={
-                "post-norm, the paper's order (LayerNorm after the residual sum)":
-                    (_post_norm, "pre-norm normalises what goes into a sub-layer, and adds the "
-                     "sub-layer's output to x without normalising the sum"),
-                MISTAKES["missing_residual"]:
-                    (_pre_norm_made_like(residuals=False), "each sub-layer's output is added to its "
-                     "input: x + SelfAttn(LN_1(x)), then that sum + FFN(LN_2(sum))"),
-                "the two sub-layers side by side on x (the feed-forward network must read the first "
-                "sum)": (_pre_norm_made_like(chained=False), "the feed-forward sub-layer reads "
-                         "LN_2 of x + SelfAttn(LN_1(x)), not LN_2(x)"),
-                "norm_1 used for both sub-layers (the feed-forward network has its own norm_2)":
-                    (_pre_norm_made_like(second_norm="norm_1"), "each sub-layer has its own "
-                     "LayerNorm: norm_1 before the self-attention, norm_2 before the feed-forward"),
-            })
+              "Run it on rungs 5 and 6 with the test sentences: how much do the heads of rung 5 "
+              "read the next word, and how does that fit what Exercise 11.2 measured?",
+              ("rung 6 gives exactly 0 in every head: the causal mask hides key i + 1",
+               "every head of rung 5 gives the next word a clear share of its weight (on the "
+               "authors' run 0.15 to 0.28 per head), more than it gives the previous word",
+               "Exercise 11.2 showed that rung 5's predictions move with input i + 1; the weights "
+               "show where the model looks for it. A weight says where a head looks, the "
+               "replacement test what the prediction uses: a head can look without its output "
+               "mattering"), 2)])
+def _next_word_heads(answer, hidden=False, *, translator: type[nn.Module]):
+    verify_function(
+        answer, reference=_next_word_made_like(), inputs=_next_word_inputs(hidden, translator),
+        name="Exercise 11.3", hint=_next_word_heads.exercise.hint,
+        mistakes={
+            "the weight on the previous word (key i - 1), not on the next one (key i + 1)": (
+                _next_word_made_like(shift=-1),
+                "row i is the query; the next word is the column to the right, i + 1"),
+            "pairs with padding counted in the average": (
+                _next_word_made_like(all_rows=True),
+                "average over the pairs (i, i + 1) where both tokens are real (not model.pad_id)"),
+            "the heads averaged into one number (the exercise asks for one per head)": (
+                _next_word_made_like(heads_averaged=True),
+                "keep the head axis: return (H,), one mean per head"),
+            "the cross-attention's weights (model.attention), not the decoder's self-attention "
+            "(model.decoder_attn)": (
+                _next_word_made_like(cross=True),
+                "the next word is a decoder input: read model.decoder_attn, where the target "
+                "tokens attend to each other"),
+        })
 
 
 # ---------------------------------------------------------------------------------------------------
