@@ -271,8 +271,8 @@ def _next_word_inputs(hidden: bool, translator: type[nn.Module]) -> list[tuple]:
               "Run it on rungs 5 and 6 with the test sentences: how much do the heads of rung 5 "
               "read the next word, and how does that fit what Exercise 11.2 measured?",
               ("rung 6 gives exactly 0 in every head: the causal mask hides key i + 1",
-               "every head of rung 5 gives the next word a clear share of its weight (on the "
-               "authors' run 0.15 to 0.28 per head), more than it gives the previous word",
+               "every head of rung 5 gives the next word a clear share of its weight, more than it "
+               "gives the previous word",
                "Exercise 11.2 showed that rung 5's predictions move with input i + 1; the weights "
                "show where the model looks for it. A weight says where a head looks, the "
                "replacement test what the prediction uses: a head can look without its output "
