@@ -200,6 +200,7 @@ NOT_MASK_DRILLS = {
     "Exercise 1.3": "repairs how a given padding mask is applied (a fix, not a mask to build)",
     "Exercise 8.4": "sets the scores of finished beams, not attention weights",
     "Exercise 9.2": "removes tokens from the vocabulary (top-p), not keys from attention",
+    "Exercise 11.3": "hands the model's own causal mask to its sub-layer to read the weights",
 }
 _MASK_CODE = re.compile(r"\.tril\(|\.triu\(|torch\.tril|torch\.triu|masked_fill|causal_mask|"
                         r"float\(\"-inf\"\)|-math\.inf|-torch\.inf")
