@@ -42,13 +42,14 @@ from utils.positional import SinusoidalPositionalEncoding
 
 def check_sizes(config: object, names: tuple[str, ...]) -> None:
     """The checks every model configuration shares: the named sizes are positive ints, d_model splits
-    into num_heads heads, and 0 <= dropout < 1 (GPTConfig, BERTConfig, ViTConfig)."""
+    into num_heads heads, and 0 <= dropout < 1 (TransformerConfig, GPTConfig, BERTConfig, ViTConfig)."""
     for name in names:
         value = getattr(config, name)
         if not isinstance(value, int) or isinstance(value, bool) or value < 1:
             raise ValueError(f"{name} must be a positive int, got {value!r}")
     if config.d_model % config.num_heads != 0:
-        raise ValueError(f"d_model must be divisible by num_heads; got d_model={config.d_model}, "
+        raise ValueError(f"d_model must be divisible by num_heads so each head gets d_model / "
+                         f"num_heads features; got d_model={config.d_model}, "
                          f"num_heads={config.num_heads}")
     if not 0.0 <= config.dropout < 1.0:
         raise ValueError(f"dropout must be in [0, 1), got {config.dropout}")
@@ -83,18 +84,10 @@ class TransformerConfig:
     eos_id: int = 2
 
     def __post_init__(self) -> None:
-        for name in ("src_vocab_size", "tgt_vocab_size", "d_model", "num_heads", "num_encoder_layers",
-                     "num_decoder_layers", "d_ff", "max_len"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"{name} must be a positive int, got {value!r}")
-        if self.d_model % self.num_heads != 0:
-            raise ValueError(f"d_model must be divisible by num_heads so each head gets d_model / "
-                             f"num_heads features; got d_model={self.d_model}, num_heads={self.num_heads}")
+        check_sizes(self, ("src_vocab_size", "tgt_vocab_size", "d_model", "num_heads",
+                           "num_encoder_layers", "num_decoder_layers", "d_ff", "max_len"))
         if self.d_model % 2 != 0:
             raise ValueError(f"d_model must be even for the sinusoidal encoding, got {self.d_model}")
-        if not 0.0 <= self.dropout < 1.0:
-            raise ValueError(f"dropout must be in [0, 1), got {self.dropout}")
         for name in ("pad_id", "bos_id", "eos_id"):
             value = getattr(self, name)
             if not 0 <= value < min(self.src_vocab_size, self.tgt_vocab_size):

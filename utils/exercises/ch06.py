@@ -16,7 +16,7 @@ from utils.attention import causal_mask
 from utils.checks import MISTAKES, verify_function, verify_prediction
 from utils.exercises import Question, exercise
 from utils.exercises.common import refuse_non_int, refuse_python_loops
-from utils.positional import apply_rotary, frequencies
+from utils.positional import apply_rotary, frequencies, sinusoidal_encoding
 
 
 def _randn(seed: int) -> Callable[..., torch.Tensor]:
@@ -29,11 +29,8 @@ def _randn(seed: int) -> Callable[..., torch.Tensor]:
 # 6.1 Read the offset back
 # ---------------------------------------------------------------------------------------------------
 def _encoding_at(pos: int, d_model: int, base: float = 10000.0) -> torch.Tensor:
-    """(C,) float32: PE(pos), sines in the even and cosines in the odd features, from float64 angles."""
-    angles = pos * frequencies(d_model, base)                          # (C/2,)
-    pe = torch.empty(d_model, dtype=torch.float64)
-    pe[0::2], pe[1::2] = torch.sin(angles), torch.cos(angles)
-    return pe.float()
+    """(C,) float32: PE(pos), the row of the package's table."""
+    return sinusoidal_encoding(pos + 1, d_model, base)[pos]
 
 
 def _offset_made_like(pair: int = -1, swapped: bool = False, wrapped: bool = True,

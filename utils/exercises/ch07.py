@@ -15,6 +15,7 @@ from torch import nn
 from utils.attention import MultiHeadAttention
 from utils.checks import MISTAKES, verify_function, verify_prediction
 from utils.exercises import Question, exercise
+from utils.exercises.common import built_with_seed
 from utils.train import count_parameters
 from utils.transformer import Encoder, EncoderLayer
 
@@ -23,13 +24,6 @@ def _randn(seed: int) -> Callable[..., torch.Tensor]:
     """torch.randn drawing from its own generator (the learner's random state stays untouched)."""
     generator = torch.Generator().manual_seed(seed)
     return lambda *shape: torch.randn(*shape, generator=generator)
-
-
-def _built(seed: int, build: Callable[[], Any]) -> Any:
-    """``build()`` with the random state seeded, then restored (the learner's stream goes on as it was)."""
-    with torch.random.fork_rng():
-        torch.manual_seed(seed)
-        return build()
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -136,11 +130,11 @@ def _parallel_layer(d_model: int, num_heads: int, d_ff: int, norm_first: bool) -
 def _parallel_inputs(hidden: bool) -> list[tuple[Any, ...]]:
     randn = _randn(108 if hidden else 8)
     if hidden:  # a pre-norm layer (the answer must ignore norm_first), ragged lengths, one token
-        layer = _built(108, lambda: _parallel_layer(16, 2, 48, norm_first=True))
+        layer = built_with_seed(108, lambda: _parallel_layer(16, 2, 48, norm_first=True))
         lengths = torch.tensor([5, 1, 3])
         mask = torch.arange(5)[None, :] < lengths[:, None]  # (B, S): True at real tokens
         return [(randn(3, 5, 16), mask, layer), (randn(1, 1, 16), torch.ones(1, 1).bool(), layer)]
-    layer = _built(7, lambda: _parallel_layer(32, 4, 64, norm_first=False))  # post-norm
+    layer = built_with_seed(7, lambda: _parallel_layer(32, 4, 64, norm_first=False))  # post-norm
     mask = torch.tensor([[True] * 6, [True] * 4 + [False] * 2])
     return [(randn(2, 6, 32), mask, layer), (randn(1, 3, 32), torch.ones(1, 3).bool(), layer)]
 
@@ -259,7 +253,7 @@ def _padding_reach() -> tuple[int, int]:
             lambda x: layer(x[None], key_mask)[0][0], torch.randn(6, 32))
         reaches = jacobian.abs().sum(dim=(1, 3)) > 1e-6  # (S, S): output t moves with input u
         return int(reaches[:, 1].sum()), int(reaches[:, 5].sum())
-    return _built(7, measure)
+    return built_with_seed(7, measure)
 
 
 def _belief_from_real(said: int) -> str:
@@ -329,7 +323,7 @@ def _collapse_made_like(spread: Callable[[torch.Tensor], torch.Tensor] = _row_sp
 
 
 def _collapse_layers(seed: int, n: int, d_model: int, num_heads: int) -> list[MultiHeadAttention]:
-    return _built(seed, lambda: [MultiHeadAttention(d_model, num_heads).eval() for _ in range(n)])
+    return built_with_seed(seed, lambda: [MultiHeadAttention(d_model, num_heads).eval() for _ in range(n)])
 
 
 def _collapse_inputs(hidden: bool) -> list[tuple[Any, ...]]:

@@ -12,8 +12,9 @@ from torch import nn
 from utils import checks
 from utils.attention import causal_mask
 from utils.checks import CheckFailed, verify_function, verify_prediction
-from utils.data import Batch
+from utils.data import Batch, pad_sequences, padding_mask
 from utils.exercises import Question, exercise
+from utils.exercises.common import built_with_seed
 from utils.runtime import seed_everything
 
 # ---------------------------------------------------------------------------------------------------
@@ -134,21 +135,16 @@ def _influence_made_like(signed: bool = False, probabilities: bool = False, all_
     return influence
 
 
-def _padded(rows: list[list[int]], pad_id: int) -> torch.Tensor:
-    width = max(len(row) for row in rows)
-    return torch.tensor([row + [pad_id] * (width - len(row)) for row in rows])
-
-
 def _random_batch(seed: int, lengths: list[int], n_src: int, n_tgt: int) -> Batch:
     """A batch of random sentence pairs (pad 0, <bos> 1, <eos> 2, words from 3), of these lengths."""
     generator = torch.Generator().manual_seed(seed)
     tgt = [torch.randint(3, n_tgt, (n,), generator=generator).tolist() for n in lengths]
-    src = [torch.randint(3, n_src, (n + 1,), generator=generator).tolist() for n in lengths]
-    src_ids = _padded(src, 0)
-    return Batch(src=src_ids, tgt_in=_padded([[1, *t] for t in tgt], 0),
-                 tgt_out=_padded([[*t, 2] for t in tgt], 0), src_mask=src_ids != 0,
-                 tgt_mask=_padded([[*t, 2] for t in tgt], 0) != 0,
-                 src_lengths=torch.tensor([len(s) for s in src]))
+    src = pad_sequences([torch.randint(3, n_src, (n + 1,), generator=generator).tolist()
+                         for n in lengths])
+    tgt_out = pad_sequences([[*t, 2] for t in tgt])
+    return Batch(src=src, tgt_in=pad_sequences([[1, *t] for t in tgt]), tgt_out=tgt_out,
+                 src_mask=padding_mask(src), tgt_mask=padding_mask(tgt_out),
+                 src_lengths=padding_mask(src).sum(dim=1))
 
 
 _INFLUENCE_RUNGS = (  # what each verification model switches on (the lab's rungs 0, 5 and 6)
@@ -160,7 +156,7 @@ _INFLUENCE_RUNGS = (  # what each verification model switches on (the lab's rung
 
 def _influence_inputs(hidden: bool, translator: type[nn.Module]) -> list[tuple]:
     seed = 212 if hidden else 12
-    models = [_built(seed + k, lambda flags=flags: translator(11, 13, 16, **flags).eval())
+    models = [built_with_seed(seed + k, lambda flags=flags: translator(11, 13, 16, **flags).eval())
               for k, flags in enumerate(_INFLUENCE_RUNGS)]
     if hidden:  # every sentence long enough; position 0; the last position, due in one sentence only
         return [(models[1], _random_batch(seed, [5, 5, 6], 11, 13), 0, 4),
@@ -168,12 +164,6 @@ def _influence_inputs(hidden: bool, translator: type[nn.Module]) -> list[tuple]:
                 (models[0], _random_batch(seed + 2, [4, 1], 11, 13), 2, 3)]
     batch = _random_batch(seed, [5, 2, 4, 3], 11, 13)     # position 3 is padding in two sentences
     return [(models[0], batch, 1, 7), (models[1], batch, 3, 7), (models[2], batch, 3, 7)]
-
-
-def _built(seed: int, build: Callable[[], nn.Module]) -> nn.Module:
-    with torch.random.fork_rng():
-        torch.manual_seed(seed)
-        return build()
 
 
 @exercise("11.2", "Which inputs does a prediction read?", "Medium", 20,
@@ -225,9 +215,7 @@ def _next_word_made_like(shift: int = 1, all_rows: bool = False, heads_averaged:
     def next_word_weight(model: nn.Module, batch: Batch) -> torch.Tensor:
         tokens = batch.tgt_in                                                 # (B, T)
         real = tokens != model.pad_id
-        h = model.tgt_embed(tokens)
-        if model.positional is not None:
-            h = model.positional(h)                                           # (B, T, C)
+        h = model._embed(tokens, model.tgt_embed)                             # (B, T, C), as decode
         t = tokens.shape[1]
         with torch.no_grad():
             if cross:
@@ -252,8 +240,8 @@ def _next_word_made_like(shift: int = 1, all_rows: bool = False, heads_averaged:
 def _next_word_inputs(hidden: bool, translator: type[nn.Module]) -> list[tuple]:
     seed = 213 if hidden else 13
     flags = dict(_INFLUENCE_RUNGS[1], num_heads=4)                            # rung 5, 4 heads
-    unmasked = _built(seed, lambda: translator(11, 13, 16, **flags).eval())
-    masked = _built(seed + 1, lambda: translator(11, 13, 16, **flags, causal=True).eval())
+    unmasked = built_with_seed(seed, lambda: translator(11, 13, 16, **flags).eval())
+    masked = built_with_seed(seed + 1, lambda: translator(11, 13, 16, **flags, causal=True).eval())
     if hidden:
         return [(unmasked, _random_batch(seed, [6, 6, 6], 11, 13)),
                 (masked, _random_batch(seed + 1, [1, 4], 11, 13))]

@@ -14,6 +14,8 @@ import sysconfig
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import torch
+
 from utils import checks
 from utils.checks import CheckFailed
 
@@ -104,3 +106,11 @@ def refuse_as_is(answer: Any, routes: Sequence[tuple[Any, str]], name: str, why:
         if answer is original or inner is original:
             label = f"{getattr(owner, '__name__', type(owner).__name__)}.{attribute}"
             raise CheckFailed(f"{name}: your answer is {label} itself; {why}")
+
+
+def built_with_seed(seed: int, build: Callable[[], Any]) -> Any:
+    """``build()`` with torch's random state seeded, then restored: a check's model has the same
+    weights on every run, and the learner's random stream goes on as it was."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        return build()
