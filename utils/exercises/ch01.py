@@ -263,8 +263,8 @@ def _coverage_inputs(hidden: bool) -> list[tuple[torch.Tensor, torch.Tensor]]:
               "alignment cell): how often is a source word read less than half a time, in the "
               "sentences translated right and in those translated wrong? What does that say?",
               ("in the sentences translated wrong a larger share of the source words is read less "
-               "than half a time than in those translated right (on the authors' run about three "
-               "times as many): skipped words go with wrong translations",
+               "than half a time than in those translated right: skipped words go with wrong "
+               "translations",
                "low coverage also occurs in correct translations: the encoder reads left to right, "
                "so the decoder can read a word through its neighbour's state; coverage is a "
                "symptom, not a proof",
