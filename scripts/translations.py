@@ -129,6 +129,40 @@ TW_OVERRIDES: list[tuple[str, str]] = [
     ("各種庫的", "各種函式庫的"), ("現成的庫", "現成的函式庫"),
 ]
 
+# Words of locales/termbase.yml that differ between the regions, as patterns (applied after
+# TW_OVERRIDES): Taiwan writes 區塊 for a block, 指令 for a command, 串列 for a Python list, 核心 for
+# cores, 正規化 for normalisation, 範例 for an example, 印出 for printing, 透過 for "by means of".
+TW_PATTERNS: list[tuple[str, str]] = [
+    (r"(?<=[一幾每])塊", "個區塊"),
+    (r"(?<![區圖方分小])塊", "區塊"),
+    (r"命令(?!列)", "指令"),
+    (r"列表(?!示)", "串列"),
+    (r"(\d\s*|個|多少)核(?!心)", r"\1核心"),
+    (r"歸一化", "正規化"),
+    (r"示例", "範例"),
+    (r"列印在", "印在"),
+    (r"列印出?", "印出"),
+    (r"(層|模型)的型別", r"\1的類型"),
+    (r"施加丟棄法", "套用丟棄法"),
+    (r"臺灣地區", "臺灣"),
+]
+# 通過 means "passes" (a check, a gate, a layer) in these phrases; everywhere else it is "by means of",
+# 透過 in Taiwan.
+TW_PASSES = ("都通過", "全部通過", "未通過", "能通過", "無法通過", "依次通過", "狀態通過", "詞元通過模型",
+             "通過的檢查", "通過後")
+
+
+def _by_means_of(text: str) -> str:
+    """通過 -> 透過 except where it means "passes" (TW_PASSES)."""
+    kept = {f"\ue000{k}\ue001": phrase for k, phrase in enumerate(TW_PASSES)}
+    for mark, phrase in kept.items():
+        text = text.replace(phrase, mark)
+    text = text.replace("通過", "透過")
+    for mark, phrase in kept.items():
+        text = text.replace(mark, phrase)
+    return text
+
+
 # Whole messages that a phrase override cannot reach safely (one character with several meanings).
 TW_MESSAGES = {"周": "週"}
 
@@ -213,10 +247,14 @@ def to_traditional(text: str, english: str = "",
         if k % 2:  # math and code stay as written
             out.append(piece)
             continue
-        piece = converter(piece)
+        # a character s2twp's phrases left simplified (論文采用) is converted on its own first: after
+        # the overrides it would undo one of them (若干 -> 若幹)
+        piece = _characters(converter(piece))
         for wrong, right in sorted(glossary, key=lambda p: -len(p[0])) + TW_OVERRIDES:
             piece = piece.replace(wrong, right)
-        out.append(_characters(piece))  # a character s2twp's phrases left simplified (論文采用)
+        for pattern, replacement in TW_PATTERNS:
+            piece = re.sub(pattern, replacement, piece)
+        out.append(_by_means_of(piece))
     return "".join(out).replace("“", "「").replace("”", "」")  # Taiwan's quotation marks
 
 

@@ -341,6 +341,31 @@ def test_translated_page_shows_the_same_figures_and_outputs(built_book, language
     assert exercises[0] == exercises[1]
 
 
+EXERCISE_WORD = {"zh_CN": "练习", "zh_TW": "練習"}
+
+
+@pytest.mark.parametrize("language", list(LANGUAGES))
+@pytest.mark.parametrize("entry", _params(NOTEBOOK_ENTRIES))
+def test_exercises_and_solutions_are_headed_in_the_pages_language(built_book, language, entry):
+    """"练习 4.1 (标题)" and "解答 练习 4.1 (标题)" on a Chinese page: the label in the page's script (the
+    exercise extension ships no traditional Chinese) and the title translated in the solution's heading
+    too (sphinx-exercise copies it from the exercise before the page is translated)."""
+    if TOC != REPO / "book" / "_toc.yml":
+        pytest.skip("the Chinese books are built with the book's own toc only")
+    page = _translated_page(built_book, language, entry)
+    word = EXERCISE_WORD[language]
+    titles = [t.get_text(" ", strip=True) for t in page.select(".exercise .admonition-title")]
+    headings = [t.get_text(" ", strip=True) for t in page.select(".solution .admonition-title")]
+    assert titles and headings, f"{language}/{entry}: no exercise or no solution found"
+    for text in titles + headings:
+        assert word in text and "Exercise" not in text and "Solution" not in text, (
+            f"{language}/{entry}: {text!r} is not headed with {word}")
+        inside = re.search(r"\((.*)\)\s*$", text)
+        assert inside is None or CJK.search(inside.group(1)) or not re.search(r"[A-Za-z]{3,} [a-z]{3,}",
+                                                                               inside.group(1)), (
+            f"{language}/{entry}: the title in {text!r} is English")
+
+
 def test_catalogues_are_up_to_date_with_the_english(built_book):
     """Re-extracting the English prose adds nothing untranslated: an English edit without its
     translation fails here (update with `python scripts/translations.py update`, then translate)."""

@@ -123,13 +123,21 @@ def _simplified_only() -> callable:
     return lambda c: bool(translations.CJK.match(c)) and to_traditional(c) != c
 
 
+# Words whose characters are traditional as they stand although a character-by-character converter
+# would change one of them (s2tw writes 干 as 幹: 若干, "several", keeps 干 in Taiwan too).
+TRADITIONAL_AS_WRITTEN = ("若干",)
+
+
 @pytest.mark.parametrize("docname", DOCNAMES)
 def test_traditional_edition_has_no_simplified_characters(docname):
     simplified = _simplified_only()
     found = []
     for m in _messages("zh_TW", docname):
         quoted = set(m.id)  # Chinese the English itself quotes (the glossary's simplified names)
-        chars = {c for c in _outside_code_and_math(m.string) if simplified(c) and c not in quoted}
+        prose = _outside_code_and_math(m.string)
+        for word in TRADITIONAL_AS_WRITTEN:
+            prose = prose.replace(word, "")
+        chars = {c for c in prose if simplified(c) and c not in quoted}
         if chars:
             found.append(f"{''.join(sorted(chars))} in {m.string[:50]!r}")
     assert not found, f"zh_TW/{docname}: simplified characters in the traditional edition: {found[:5]}"
@@ -272,3 +280,82 @@ def test_the_table_of_contents_captions_are_translated():
         written = translations.toc_for(language).read_text(encoding="utf-8")
         assert "Before you start" not in written and "开始之前" in written or language != "zh_CN"
         assert "開始之前" in written or language != "zh_TW"
+
+
+# ---------------------------------------------------------------------------------------------------
+# The termbase (locales/termbase.yml): one word per concept and region, in every message
+# ---------------------------------------------------------------------------------------------------
+@cache
+def _termbase() -> list[dict]:
+    import yaml
+
+    return yaml.safe_load((translations.LOCALES / "termbase.yml").read_text(encoding="utf-8"))
+
+
+def termbase_misses(language: str, docname: str, text: str) -> list[str]:
+    """The termbase entries ``text`` (a message of ``docname`` in ``language``) breaks: an avoided word
+    outside the entry's exceptions, code and math."""
+    prose = _outside_code_and_math(text)
+    misses = []
+    for entry in _termbase():
+        if docname in entry.get("pages", []):
+            continue
+        kept = prose
+        for phrase in entry.get("except", {}).get(language, []):
+            kept = kept.replace(phrase, "\u3000")
+        for avoided in entry.get("avoid", {}).get(language, []):
+            found = (re.search(avoided[3:], kept) if avoided.startswith("re:")
+                     else avoided in kept and re.search(re.escape(avoided), kept))
+            if found:
+                start = max(found.start() - 12, 0)
+                misses.append(f"{docname}: {entry['concept']} is {entry[language]}, not "
+                              f"{found.group(0)!r}: ...{kept[start:found.end() + 12]}...")
+    return misses
+
+
+def test_the_termbase_gives_each_concept_one_word_per_edition():
+    entries = _termbase()
+    assert len(entries) >= 12
+    for entry in entries:
+        assert set(entry) <= {"concept", "zh_CN", "zh_TW", "avoid", "except", "pages"}, entry
+        assert entry["zh_CN"] and entry["zh_TW"] and entry.get("avoid"), entry
+        for language, words in entry["avoid"].items():
+            assert language in LANGUAGES and words, entry
+            for word in words:  # the word to write is never one to avoid
+                if not word.startswith("re:"):
+                    assert word not in entry[language] or word in entry.get("except", {}).get(
+                        language, []) or entry[language] in entry.get("except", {}).get(language, []), entry
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_messages_follow_the_termbase(language):
+    misses = []
+    for docname in DOCNAMES:
+        for m in _messages(language, docname):
+            if m.string:
+                misses += termbase_misses(language, docname, m.string)
+    assert not misses, (f"{language}: {len(misses)} words against locales/termbase.yml:\n  "
+                        + "\n  ".join(misses[:40]))
+
+
+def test_the_termbase_catches_what_it_names():
+    assert termbase_misses("zh_TW", "chapters/07_transformer_encoder", "每個解碼器塊")
+    assert not termbase_misses("zh_TW", "chapters/07_transformer_encoder", "每個解碼器區塊和圖塊")
+    assert termbase_misses("zh_TW", "chapters/02_soft_lookup", "通過分數起作用")
+    assert not termbase_misses("zh_TW", "chapters/02_soft_lookup", "五項檢查都通過後，`通過`")
+    assert termbase_misses("zh_CN", "chapters/02_soft_lookup", "把它看作一张软查找表")
+    assert not termbase_misses("zh_CN", "book/glossary", "软寻址（软查找）")
+    assert termbase_misses("zh_TW", "chapters/01_seq2seq_attention", "無論你有多少個核。")
+    assert termbase_misses("zh_CN", "book/preface", "打开该 notebook。")
+    assert not termbase_misses("zh_CN", "book/preface", "`source/<notebook>/` 中")
+
+
+def test_the_converter_writes_taiwans_words():
+    assert translations.to_traditional("训练最初的若干步") == "訓練最初的若干步"
+    assert translations.to_traditional("并通过比较嵌入的尺度") == "並透過比較嵌入的尺度"
+    assert translations.to_traditional("五项检查都通过后") == "五項檢查都通過後"
+    assert translations.to_traditional("每个解码器块和图块嵌入") == "每個解碼器區塊和圖塊嵌入"
+    assert translations.to_traditional("每块有自己的键") == "每個區塊有自己的鍵"
+    assert translations.to_traditional("一条命令") == "一條指令"
+    assert translations.to_traditional("在 2 核 CPU 上") == "在 2 核心 CPU 上"
+    assert translations.to_traditional("层归一化") == "層正規化"

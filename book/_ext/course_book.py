@@ -166,8 +166,11 @@ def _html_lang(code: str) -> str:
     return {"en": "en", "zh_CN": "zh-CN", "zh_TW": "zh-TW"}[code]
 
 
-def add_exercise_words(app: Sphinx) -> None:
-    """sphinx-exercise ships "Exercise" and "Solution to" in simplified Chinese only: add traditional."""
+def add_exercise_words(app: Sphinx, config: Any = None) -> None:
+    """sphinx-exercise ships "Exercise" and "Solution to" in simplified Chinese only: add traditional.
+
+    Runs at config-inited before sphinx-exercise's own handler, which writes the exercise label into
+    ``numfig_format`` then, once, from whatever catalogue is loaded at that moment."""
     if app.config.language != "zh_TW":
         return
     from babel.messages.mofile import write_mo
@@ -183,6 +186,27 @@ def add_exercise_words(app: Sphinx) -> None:
     app.add_message_catalog("exercise", str(compiled.parents[2]))
 
 
+class TranslatedExercisesForSolutions(SphinxPostTransform):
+    """A solution's heading repeats its exercise's title ("Solution to Exercise 4.1 (title)"), which
+    sphinx-exercise reads from a copy of the exercise made when the page was parsed, before the Locale
+    transform translated it. Before that heading is written (priority 21), point the registry at a copy
+    of the exercise as it stands on the page, translated, for every exercise of this page."""
+
+    default_priority = 19
+
+    def run(self, **kwargs: Any) -> None:
+        registry = getattr(self.env, "sphinx_exercise_registry", None)
+        if not registry:
+            return
+        from sphinx_exercise.nodes import exercise_enumerable_node, exercise_node, exercise_title
+
+        for node in self.document.findall(lambda n: isinstance(n, (exercise_node,
+                                                                   exercise_enumerable_node))):
+            label = node.get("label")
+            if label in registry and node.children and isinstance(node.children[0], exercise_title):
+                registry[label]["node"] = node.deepcopy()
+
+
 def add_static_files(app: Sphinx) -> None:
     """Serve static/ with the book and load its stylesheet and script on every page."""
     app.config.html_static_path.append(str(STATIC))
@@ -192,11 +216,12 @@ def add_static_files(app: Sphinx) -> None:
 
 def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("builder-inited", add_static_files)
-    app.connect("builder-inited", add_exercise_words)
+    app.connect("config-inited", add_exercise_words, priority=400)  # before sphinx-exercise
     app.connect("html-page-context", language_switcher)
     app.add_transform(TranslatableExerciseTitles)
     _glue_in_translations()
     app.add_post_transform(ExerciseTitlesForGettext)
+    app.add_post_transform(TranslatedExercisesForSolutions)
     app.connect("env-get-updated", renumber_exercises, priority=900)  # after Sphinx numbers figures
     app.connect("doctree-read", hide_markers)
     return {"parallel_read_safe": True, "parallel_write_safe": True, "version": "1.0"}
