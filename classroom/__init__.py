@@ -5,7 +5,7 @@ source notebooks, and grading. ``python -m classroom --help`` lists the commands
     python -m classroom student --out student --verify   # ... then run every exercise's check
     python -m classroom check                    # check the edition (made in memory), writing nothing
     python -m classroom grade submitted/ --csv grades.csv  # run submissions, points per exercise
-    cd student/nbgrader && nbgrader generate_assignment 04_self_attention   # see its README.md
+    python -m classroom nbgrader generate_assignment 04_self_attention   # see student/nbgrader/README.md
 
 - ``classroom.exercises``       finding a chapter's exercises (solution/check/text cells, names, points)
 - ``classroom.markdown``        MyST turned into the plain Markdown JupyterLab and Colab render

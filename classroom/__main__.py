@@ -62,6 +62,8 @@ def main(argv: list[str] | None = None) -> int:
     student = sub.add_parser("student", help="write the student edition")
     student.add_argument("--out", default="student", help="folder to write (default: student)")
     student.add_argument("--verify", action="store_true", help="then check it, running every exercise")
+    student.add_argument("--language", default="en", choices=("en", "zh_CN", "zh_TW"),
+                         help="the language of the edition's READMEs (the notebooks are the ones given)")
     checker = sub.add_parser("check", help="check the student edition and run every exercise's check")
     checker.add_argument("--out", default=None, help="check this written edition, not one made in memory")
     checker.add_argument("--no-execute", action="store_true", help="only the static checks")
@@ -113,8 +115,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"Wrote {len(rows)} rows to {args.csv}")
         return 0
     if args.command == "student":
-        written = write_student_edition(args.chapters, args.out)
-        course = write_nbgrader_course(args.chapters, Path(args.out) / "nbgrader")
+        written = write_student_edition(args.chapters, args.out, args.language)
+        course = write_nbgrader_course(args.chapters, Path(args.out) / "nbgrader", args.language)
         print(f"Wrote {len(written)} student notebooks to {args.out}/ and {len(course)} nbgrader "
               f"assignments to {args.out}/nbgrader/")
         if not args.verify:

@@ -43,37 +43,7 @@ c.Execute.timeout = 1800
 # c.Exchange.root = "/srv/nbgrader/exchange"
 '''
 
-README = """# The course as an nbgrader course
-
-Written by `python -m classroom student --out student` (`make student`) next to the student edition.
-Every chapter is an assignment named after its notebook (`04_self_attention`). Each exercise's check
-cell is an autograded test cell worth 1, 2 or 3 points (Easy, Medium, Hard); its grade id is `ex-4-2`
-for Exercise 4.2. Exercise texts and checks are locked. Under nbgrader the checks run strict (nbgrader
-sets `NBGRADER_EXECUTION`): a wrong or missing answer raises, so the exercise scores 0.
-
-Every open question of an exercise is a read-only prompt followed by an answer cell graded by hand
-(formgrader's "Manual grading"); the instructor guide gives each one's rubric. Each check cell also
-runs hidden tests (other inputs), which the release does not show.
-
-Run nbgrader through the course's wrapper, from the repository root: it puts nbgrader's `alembic` on
-`PATH`, gives each notebook one CPU thread, and lets `autograde` load the reference run's trained
-models (kept once by `checkpoints`) instead of training them for every submission:
-
-    python -m classroom nbgrader generate_assignment 04_self_attention  # -> release/ (hand it out)
-    # collect the students' notebooks into submitted/<student>/04_self_attention/04_self_attention.ipynb
-    # (or `collect` with an exchange, or `zip_collect`)
-    python -m classroom nbgrader checkpoints 04_self_attention   # once, before autograding
-    python -m classroom nbgrader autograde 04_self_attention     # every submission; fills gradebook.db
-    python -m classroom nbgrader export --to grades.csv           # one row per student and assignment
-    python -m classroom nbgrader generate_feedback 04_self_attention   # -> feedback/ (HTML per student)
-
-`--course DIR` (before the command) names this folder when it is not `student/nbgrader`.
-
-`nbgrader formgrade` (in JupyterLab with the nbgrader extension) shows each exercise's score.
-Without nbgrader, `python -m classroom grade submitted --csv grades.csv` (from the repository) runs the
-same submissions and prints each exercise's points with the check's diagnosis, e.g. "this looks like a
-causal mask off by one".
-"""
+# The README (in the edition's language) is classroom.readmes.nbgrader_readme.
 
 
 def _meta(grade_id: str, *, solution: bool = False, grade: bool = False, locked: bool = False,
@@ -143,12 +113,15 @@ def with_hidden_tests(source: str) -> str:
     return f"{source.rstrip()}\n{HIDDEN_BEGIN}\n{ast.unparse(call)}\n{HIDDEN_END}"
 
 
-def write_nbgrader_course(chapters: str | Path, out: str | Path) -> list[Path]:
-    """Write the nbgrader course folder ``out`` (config, README, ``source/``); return the notebooks."""
+def write_nbgrader_course(chapters: str | Path, out: str | Path, language: str = "en") -> list[Path]:
+    """Write the nbgrader course folder ``out`` (config, README in ``language``, ``source/``); return the
+    notebooks."""
+    from classroom.readmes import nbgrader_readme
+
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "nbgrader_config.py").write_text(CONFIG)
-    (out / "README.md").write_text(README)
+    (out / "README.md").write_text(nbgrader_readme(language), encoding="utf-8")
     written = []
     for path in chapter_notebooks(chapters):
         nb = nbformat.read(path, as_version=4)

@@ -664,7 +664,8 @@ def write_notebooks(out: Path) -> list[str]:
         student = out / language / "student"
         shutil.rmtree(student, ignore_errors=True)
         subprocess.run([sys.executable, "-m", "classroom", "student", "--chapters", str(chapters_out),
-                        "--out", str(student)], check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
+                        "--out", str(student), "--language", language], check=True, cwd=ROOT,
+                       stdout=subprocess.DEVNULL)
     return problems
 
 

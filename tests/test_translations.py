@@ -359,3 +359,21 @@ def test_the_converter_writes_taiwans_words():
     assert translations.to_traditional("一条命令") == "一條指令"
     assert translations.to_traditional("在 2 核 CPU 上") == "在 2 核心 CPU 上"
     assert translations.to_traditional("层归一化") == "層正規化"
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_the_chinese_student_editions_have_readmes_in_chinese_that_name_their_own_folders(language):
+    student = REPO / "translations" / language / "student"
+    for readme in (student / "README.md", student / "nbgrader" / "README.md"):
+        text = readme.read_text(encoding="utf-8")
+        assert len(translations.CJK.findall(text)) > 100, f"{readme}: hardly any Chinese"
+        prose = re.sub(r"`[^`\n]*`|“[^”]*”|「[^」]*」|^    .*$", " ", text, flags=re.M)
+        english = re.findall(r"[A-Za-z]+(?: [A-Za-z]+){3,}", prose)
+        assert not english, f"{readme}: English sentences {english}"
+        assert "cd student" not in text
+        for course in re.findall(r"--course ([\w/.-]+)", text):
+            assert course == f"translations/{language}/student/nbgrader", f"{readme}: --course {course}"
+            assert (REPO / course / "nbgrader_config.py").is_file()
+        for chapters in re.findall(r"--chapters ([\w/.-]+)", text):
+            assert (REPO / chapters).is_dir() and any((REPO / chapters).glob("*.ipynb")), chapters
+    assert "--course" in (student / "nbgrader" / "README.md").read_text(encoding="utf-8")
