@@ -416,3 +416,22 @@ def test_checks_and_glue_leave_no_stray_value_under_their_cell(built_book, entry
             stray += [f"{_source(cell)[:60]!r} -> {out.get('data', {}).get('text/plain')!r}"
                       for out in cell.get("outputs", []) if out.get("output_type") == "execute_result"]
     assert not stray, f"{entry}: cells echo a value under their verdict:\n  " + "\n  ".join(stray)
+
+
+def test_glued_text_is_a_value_not_a_phrase(built_book):
+    """A glued string lands inside the prose of all three books: it must be a number, a token or a name
+    (RNN, "quiet"), never English words that a Chinese sentence would then quote ("the RNN",
+    'drops "lape" (for "quiet")'). The sentence around it belongs to the page, where it is translated."""
+    import json
+
+    phrases = []
+    for glued in sorted((built_book.parent / "jupyter_execute").rglob("*.glue.json")):
+        for key, value in json.loads(glued.read_text(encoding="utf-8")).items():
+            text = value.get("data", {}).get("text/plain", "")
+            if text[:1] not in "'\"":
+                continue
+            outside_quotes = re.sub(r'"[^"]*"', " ", text[1:-1])
+            if len(re.findall(r"[A-Za-z]{2,}", outside_quotes)) >= 2:
+                phrases.append(f"{glued.name}: {key} = {text}")
+    assert not phrases, "glued English phrases (glue the value, write the words in the page):\n  " + \
+        "\n  ".join(phrases)

@@ -199,3 +199,25 @@ def test_heads_are_numbered_from_zero(path):
                 for m in one_based.finditer(_CODE_SPAN.sub(" ", text))]
     assert not problems, (f"{path.name}: heads are numbered 0 to H - 1, as in the code and the "
                           "figures:\n  " + "\n  ".join(problems))
+
+
+def _exercise_titles() -> set[str]:
+    titles = set()
+    for path in NOTEBOOKS:
+        for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
+            titles |= {" ".join(t.split()) for t in re.findall(r"```\{exercise\}[ \t]+([^\n]+)",
+                                                               "".join(cell["source"]))}
+    return titles
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_exercises_named_in_the_prose_exist(path):
+    """"the exercise *Title*" points at an exercise of the course, not at one that was replaced."""
+    titles = _exercise_titles()
+    named = []
+    for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
+        if cell["cell_type"] == "markdown":
+            named += [" ".join(t.split()) for t in re.findall(r"[Ee]xercises?\s+\*([^*]+)\*",
+                                                               "".join(cell["source"]))]
+    missing = [t for t in named if t.rstrip(".") not in titles]
+    assert not missing, f"{path.name} names exercises that do not exist: {missing}"

@@ -377,3 +377,91 @@ def test_the_chinese_student_editions_have_readmes_in_chinese_that_name_their_ow
         for chapters in re.findall(r"--chapters ([\w/.-]+)", text):
             assert (REPO / chapters).is_dir() and any((REPO / chapters).glob("*.ipynb")), chapters
     assert "--course" in (student / "nbgrader" / "README.md").read_text(encoding="utf-8")
+
+
+# ---------------------------------------------------------------------------------------------------
+# The simplified chapters read as written in Chinese: few pronouns 它, no sentence a reader must parse
+# twice. (The seed lecture notes, written in Chinese, use 0-3.2 它 per 1,000 Han characters; a text
+# translated word by word from English, 7.6-12.7.)
+# ---------------------------------------------------------------------------------------------------
+PRONOUNS_PER_1000 = 4.0
+LONGEST_SENTENCE = 80  # Han characters
+CALQUES = ("它是顺序的", "看着它", "而事实表明", "再用注意力修复它")
+
+
+def _sentences(text: str) -> list[str]:
+    return [s for s in re.split(r"(?<=[。！？；])", text) if s.strip()]
+
+
+@pytest.mark.parametrize("docname", CHAPTERS)
+def test_simplified_chapters_read_as_written_in_chinese(docname):
+    messages = [m.string for m in _messages("zh_CN", docname) if m.string]
+    text = "".join(messages)
+    han = len(translations.CJK.findall(text))
+    density = 1000 * text.count("它") / max(han, 1)
+    assert density <= PRONOUNS_PER_1000, (
+        f"{docname}: 它 {density:.1f} times per 1,000 Han characters (at most {PRONOUNS_PER_1000}): "
+        "name the thing, or let the sentence go without a subject")
+    long = [s[:40] for m in messages for s in _sentences(m)
+            if len(translations.CJK.findall(s)) > LONGEST_SENTENCE]
+    assert not long, f"{docname}: sentences over {LONGEST_SENTENCE} Han characters: {long}"
+    calques = [c for c in CALQUES if c in text]
+    assert not calques, f"{docname}: {calques}"
+
+
+ENGLISH_IN_MATH = re.compile(r"\\text\{\s*([^{}$]*?[A-Za-z]{2,}[ (-][^{}$]*?)\s*\}")
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_words_inside_formulas_are_translated(language):
+    """A label written in words inside a formula ("\\text{(to be found)}", "\\text{held out}") is prose:
+    a formula on its own is a message of its own, and its Chinese translates the label."""
+    left = []
+    for docname in DOCNAMES:
+        for m in _messages(language, docname):
+            for phrase in ENGLISH_IN_MATH.findall(m.id):
+                if m.string and f"{{{phrase}}}" in m.string.replace("\\text{ ", "\\text{"):
+                    left.append(f"{docname}: \\text{{{phrase}}}")
+    assert not left, f"{language}: English words left inside formulas:\n  " + "\n  ".join(left)
+
+
+def _chinese_prose(text: str) -> str:
+    """A translation without what may stay English: code, math, roles, links, quoted words, and the
+    course's example sentences (lowercase, in italics: *the cat sat down*)."""
+    text = translations.ROLE.sub(" ", translations.CODE.sub(" ", translations.MATH.sub(" ", text)))
+    text = re.sub(r"\[[^\]]*\]\([^)]*\)", " ", text)
+    text = re.sub(r"“[^”]*”|\"[^\"]*\"|「[^」]*」|『[^』]*』|'[^']*'|‘[^’]*’", " ", text)
+    return re.sub(r"\*[a-z][a-z ,.'-]*\*", " ", text)
+
+
+ENGLISH_RUN = re.compile(r"[A-Za-z][A-Za-z'-]+(?: [A-Za-z][A-Za-z'-]+){3,}")
+
+
+@cache
+def _titles_of_works() -> set[str]:
+    """The titles the reference list prints in italics (a paper's or a book's title stays as published)."""
+    text = (REPO / "book" / "references.md").read_text(encoding="utf-8")
+    titles = {" ".join(t.split()).strip(" .") for t in re.findall(r"\*([^*]+)\*", text)}
+    return titles | {t.split(":")[0] for t in titles}  # a title may be cited without its subtitle
+
+
+def _without_titles(text: str) -> str:
+    for title in re.findall(r"\*([^*]+)\*", text):
+        if " ".join(title.split()).strip(" .") in _titles_of_works():
+            text = text.replace(f"*{title}*", " ")
+    return text
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_no_english_sentence_in_the_chinese_prose(language):
+    """Outside code, math, quotes, example sentences and the reference list, a Chinese page has no four
+    English words in a row (an exercise's English title, a formula's label, a glued phrase)."""
+    found = []
+    for docname in DOCNAMES:
+        if docname == "book/references":
+            continue
+        for m in _messages(language, docname):
+            if m.string and not translations.CJK.search(m.id):
+                prose = _chinese_prose(_without_titles(m.string))
+                found += [f"{docname}: {hit!r}" for hit in ENGLISH_RUN.findall(prose)]
+    assert not found, f"{language}: English left in the Chinese prose:\n  " + "\n  ".join(found[:30])
