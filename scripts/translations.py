@@ -445,6 +445,11 @@ def books(languages: list[str]) -> None:
         target = BUILD / "html" / language
         shutil.rmtree(target, ignore_errors=True)
         shutil.copytree(out / "_build" / "html", target)
+        # the page's download button serves its notebook from _sources/: the edition's own notebook
+        for notebook in sorted((NOTEBOOKS_OUT / language / "chapters").glob("*.ipynb")):
+            served = target / "_sources" / "chapters" / notebook.name
+            if served.exists():
+                shutil.copyfile(notebook, served)
         print(f"{LANGUAGES[language]['name']}: {target.relative_to(ROOT)}/index.html")
 
 

@@ -435,3 +435,18 @@ def test_glued_text_is_a_value_not_a_phrase(built_book):
                 phrases.append(f"{glued.name}: {key} = {text}")
     assert not phrases, "glued English phrases (glue the value, write the words in the page):\n  " + \
         "\n  ".join(phrases)
+
+
+@pytest.mark.parametrize("language", list(LANGUAGES))
+def test_a_chinese_pages_download_button_gives_the_chinese_notebook(built_book, language):
+    if TOC != REPO / "book" / "_toc.yml":
+        pytest.skip("the Chinese books are built with the book's own toc only")
+    for entry in NOTEBOOK_ENTRIES:
+        page = _translated_page(built_book, language, entry)
+        links = [a["href"] for a in page.find_all("a", href=True) if a["href"].endswith(".ipynb")
+                 and "_sources" in a["href"]]
+        assert links, f"{language}/{entry}: no download link"
+        served = (built_book / language / entry).parent / links[0]
+        own = REPO / "translations" / language / f"{entry}.ipynb"
+        assert served.resolve().read_bytes() == own.read_bytes(), (
+            f"{language}/{entry}: the download button serves another notebook than the edition's own")
