@@ -38,6 +38,8 @@ from typing import Any
 
 import torch
 
+from utils.language import HINT, say
+
 # The course's one wording for the mistakes that recur across chapters; a check's ``mistakes=`` uses
 # these keys' values as its descriptions, so every chapter names a mistake the same way.
 MISTAKES = {
@@ -127,9 +129,10 @@ def _files_refused(name: str) -> Iterator[None]:
     def hook(frame: Any, event: str, _arg: Any) -> None:
         caller = frame.f_back.f_code.co_filename if frame.f_back is not None else ""
         if event == "call" and frame.f_code.co_filename in files and caller not in trusted:
-            raise CheckFailed(f"{name}: your code runs {frame.f_code.co_name} from "
-                              f"{frame.f_code.co_filename.rsplit('/', 1)[-1]}, which a check refuses "
-                              f"({files[frame.f_code.co_filename]})")
+            raise CheckFailed(say("{name}: your code runs {function} from {file}, which a check refuses "
+                                  "({why})", name=name, function=frame.f_code.co_name,
+                                  file=frame.f_code.co_filename.rsplit('/', 1)[-1],
+                                  why=files[frame.f_code.co_filename]))
 
     previous = sys.getprofile()
     sys.setprofile(hook)
@@ -146,20 +149,20 @@ def report(err: CheckFailed) -> bool:
     if isinstance(err, NotDoneYet):
         print(str(err).splitlines()[0])
     else:
-        print(f"NOT YET  {err}")
+        print(say("NOT YET  {err}", err=err))
     return False
 
 
 def _fail(name: str, problem: str, hint: str | None, kind: type[CheckFailed] = CheckFailed) -> None:
-    message = f"{name}: {problem}"
+    message = say("{name}: {problem}", name=name, problem=problem)
     if hint:
-        message += f"\nHint: {hint}"
+        message += say(HINT, hint=hint)
     raise kind(message)
 
 
 def _describe(x: Any) -> str:
     if isinstance(x, torch.Tensor):
-        return f"tensor of shape {tuple(x.shape)} and dtype {x.dtype}"
+        return say("tensor of shape {shape} and dtype {dtype}", shape=tuple(x.shape), dtype=x.dtype)
     return f"{type(x).__name__} {x!r}"[:200]
 
 
@@ -167,39 +170,48 @@ def _compare(got: Any, want: Any, name: str, hint: str | None, atol: float, rtol
     """Compare two answers of the same structure (tensors, numbers, sequences, anything with ==)."""
     if isinstance(want, torch.Tensor):
         if not isinstance(got, torch.Tensor):
-            _fail(name, f"expected a {_describe(want)}, got a {_describe(got)}", hint)
+            _fail(name, say("expected a {want}, got a {got}", want=_describe(want), got=_describe(got)),
+                  hint)
         if got.shape != want.shape:
-            _fail(name, f"expected shape {tuple(want.shape)}, got shape {tuple(got.shape)}", hint)
+            _fail(name, say("expected shape {want}, got shape {got}", want=tuple(want.shape),
+                            got=tuple(got.shape)), hint)
         if want.dtype == torch.bool or not want.is_floating_point():
             if want.dtype != torch.bool and not want.is_complex() and got.dtype != want.dtype:
-                _fail(name, f"expected a tensor of dtype {want.dtype}, got {got.dtype}", hint)
+                _fail(name, say("expected a tensor of dtype {want}, got {got}", want=want.dtype,
+                                got=got.dtype), hint)
             if not torch.equal(got.to(want.dtype), want):
                 wrong = (got.to(want.dtype) != want).sum().item()
-                _fail(name, f"{wrong} of {want.numel()} entries differ from the expected values", hint)
+                _fail(name, say("{wrong} of {total} entries differ from the expected values",
+                                wrong=wrong, total=want.numel()), hint)
             return
         got_f, want_f = got.detach().double(), want.detach().double()
         if torch.isnan(got_f).any() and not torch.isnan(want_f).any():
-            _fail(name, "your answer contains NaN where the expected one has numbers", hint)
+            _fail(name, say("your answer contains NaN where the expected one has numbers"), hint)
         if not torch.allclose(got_f, want_f, atol=atol, rtol=rtol, equal_nan=True):
             diff = (got_f - want_f).abs().nan_to_num(0.0).max().item()
-            _fail(name, f"values differ from the expected ones (largest difference {diff:.3g})", hint)
+            _fail(name, say("values differ from the expected ones (largest difference {diff})",
+                            diff=f"{diff:.3g}"), hint)
         return
     if isinstance(want, float) or isinstance(got, float):
         if not isinstance(got, (int, float)):
-            _fail(name, f"expected a number close to {want:.6g}, got a {_describe(got)}", hint)
+            _fail(name, say("expected a number close to {want}, got a {got}", want=f"{want:.6g}",
+                            got=_describe(got)), hint)
         if abs(float(got) - float(want)) > atol + rtol * abs(float(want)):
-            _fail(name, f"expected about {float(want):.6g}, got {float(got):.6g}", hint)
+            _fail(name, say("expected about {want}, got {got}", want=f"{float(want):.6g}",
+                            got=f"{float(got):.6g}"), hint)
         return
     if isinstance(want, (tuple, list)) and any(isinstance(w, torch.Tensor) for w in want):
         if not isinstance(got, (tuple, list)) or len(got) != len(want):
-            _fail(name, f"expected a sequence of {len(want)} items, got a {_describe(got)}", hint)
+            _fail(name, say("expected a sequence of {count} items, got a {got}", count=len(want),
+                            got=_describe(got)), hint)
         for i, (g, w) in enumerate(zip(got, want, strict=True)):
             _compare(g, w, f"{name} (item {i})", hint, atol, rtol)
         return
     if type(want) is int and type(got) is not int:  # a 0-dim tensor or a NumPy integer is not an int
-        _fail(name, f"expected a Python int, got a {_describe(got)} (int(...) converts it)", hint)
+        _fail(name, say("expected a Python int, got a {got} (int(...) converts it)", got=_describe(got)),
+              hint)
     if got != want:
-        _fail(name, f"expected {want!r}, got {got!r}", hint)
+        _fail(name, say("expected {want}, got {got}", want=repr(want), got=repr(got)), hint)
 
 
 def check_value(
@@ -216,7 +228,7 @@ def check_value(
     except CheckFailed as err:
         report(err)
         return None
-    print(f"{name}: correct.")
+    print(say("{name}: correct.", name=name))
     return None
 
 
@@ -233,9 +245,10 @@ def _forbid(forbidden: Sequence[tuple[Any, str]], name: str,
     pairs = [(owner, attribute, None) for owner, attribute in forbidden] + list(_ALSO_FORBIDDEN)
     for owner, attribute, why in pairs:
         label = f"{getattr(owner, '__name__', type(owner).__name__)}.{attribute}"
-        message = (f"{name}: your code calls {label}, which a check refuses ({why})" if why else
-                   f"{name}: this exercise asks you to write it without {label}; build it from "
-                   "simpler operations")
+        message = (say("{name}: your code calls {label}, which a check refuses ({why})", name=name,
+                       label=label, why=why) if why else
+                   say("{name}: this exercise asks you to write it without {label}; build it from simpler "
+                       "operations", name=name, label=label))
 
         def refuse(*_args: Any, _message: str = message, **_kwargs: Any) -> Any:
             raise CheckFailed(_message)
@@ -308,7 +321,7 @@ def check_function(
     except CheckFailed as err:
         report(err)
         return None
-    print(f"{name}: correct on all {count} test inputs.")
+    print(say("{name}: correct on all {count} test inputs.", name=name, count=count))
     return None
 
 
@@ -328,7 +341,7 @@ def verify_function(
     returns the number of inputs checked. A mistake may come with its own hint, ``(function, hint)``:
     a diagnosed mistake shows that hint, not the exercise's general one, which may point elsewhere."""
     if not callable(fn):
-        _fail(name, f"expected your function here, got a {_describe(fn)}", hint)
+        _fail(name, say("expected your function here, got a {got}", got=_describe(fn)), hint)
     cases = list(inputs)
     if not cases:
         raise ValueError(f"{name}: check_function needs at least one input case")
@@ -352,7 +365,8 @@ def _run_cases(fn: Callable[..., Any], reference: Callable[..., Any], cases: lis
         # the learner's function gets a copy: an answer that changes its inputs in place cannot change
         # what the reference is run on
         got = call_answer(fn, copy.deepcopy(args), name, hint, forbidden,
-                          where=f" (on input {i}: {', '.join(_describe(a) for a in args)})")
+                          where=say(" (on input {i}: {args})", i=i,
+                                    args=", ".join(_describe(a) for a in args)))
         want = reference(*args)
         try:
             _compare(got, want, f"{name} (input {i})", hint, atol, rtol)
@@ -362,8 +376,9 @@ def _run_cases(fn: Callable[..., Any], reference: Callable[..., Any], cases: lis
             if mistake is None:
                 raise
             own = mistakes[mistake]
-            _fail(name, f"this looks like {mistake} (on input {i} your answer equals what that "
-                  "mistake gives)", own[1] if isinstance(own, tuple) else None)
+            _fail(name, say("this looks like {mistake} (on input {i} your answer equals what that "
+                            "mistake gives)", mistake=mistake, i=i),
+                  own[1] if isinstance(own, tuple) else None)
 
 
 def call_answer(fn: Callable[..., Any], args: Sequence[Any], name: str, hint: str | None,
@@ -371,7 +386,7 @@ def call_answer(fn: Callable[..., Any], args: Sequence[Any], name: str, hint: st
     """Call the learner's ``fn(*args)`` with the forbidden routes refused (and, within
     ``utils.exercises.check``, the exercise's own reference code); a stub is "not done yet"."""
     if not callable(fn):
-        _fail(name, f"expected your function here, got a {_describe(fn)}", hint)
+        _fail(name, say("expected your function here, got a {got}", got=_describe(fn)), hint)
     stub = False
     try:
         with _forbid(forbidden, name, getattr(fn, "__globals__", None)), _files_refused(name):
@@ -381,10 +396,11 @@ def call_answer(fn: Callable[..., Any], args: Sequence[Any], name: str, hint: st
     except CheckFailed:
         raise
     except Exception as err:  # noqa: BLE001 - a student's code may raise anything
-        _fail(name, f"your function raised {type(err).__name__}: {err}{where}", hint)
+        _fail(name, say("your function raised {kind}: {err}{where}", kind=type(err).__name__, err=err,
+                        where=where), hint)
     if stub:  # reported here, outside the handler, so no stub traceback is chained to it
-        _fail(name, "not implemented yet: write your code in place of the `raise "
-              "NotImplementedError` line in the exercise cell, run that cell, then this one",
+        _fail(name, say("not implemented yet: write your code in place of the `raise "
+                        "NotImplementedError` line in the exercise cell, run that cell, then this one"),
               hint, NotDoneYet)
     return got
 
@@ -422,20 +438,22 @@ def verify_prediction(
     """
     predicted = call_answer(fn, (), name, hint)
     if not _form_of(predicted, form):
-        _fail(name, f"write your predictions as {_form_name(form)}; got {_describe(predicted)}", hint)
+        _fail(name, say("write your predictions as {form}; got {got}", form=_form_name(form),
+                        got=_describe(predicted)), hint)
     measured = measure()
     items = list(predicted) if isinstance(form, tuple) else [predicted]
     truths = list(measured) if isinstance(form, tuple) else [measured]
-    lines = [f"{name}: your predictions are recorded (full marks for writing them). The experiment:"]
+    lines = [say("{name}: your predictions are recorded (full marks for writing them). The experiment:",
+                 name=name)]
     for i, (label, said, truth) in enumerate(zip(labels, items, truths, strict=True)):
         right = _same(said, truth, atol, 0.0) if isinstance(truth, float) else said == truth
         shown = f"{truth:.3g}" if isinstance(truth, float) else repr(truth)
         belief = (misconceptions or {}).get(i)
         if callable(belief):  # a misconception that depends on what was predicted
             belief = belief(said)
-        verdict = "as you predicted" if right else (
-            f"not what you predicted ({said!r}): this is {belief}" if belief
-            else f"not what you predicted ({said!r})")
+        verdict = say("as you predicted") if right else (
+            say("not what you predicted ({said}): this is {belief}", said=repr(said), belief=belief)
+            if belief else say("not what you predicted ({said})", said=repr(said)))
         lines.append(f"  {i + 1}. {label}: {shown}, {verdict}")
     print("\n".join(lines))
 

@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from utils import checks
+from utils.language import HINT, HINT_MARKS, say
 
 POINTS = {"Easy": 1, "Medium": 2, "Hard": 3}
 KINDS = ("code", "prediction", "fix")
@@ -171,17 +172,19 @@ def check(number: str, answer: Any = None, /, *, hidden: bool = False, **context
     ex = get(number)
     try:
         if getattr(answer, "__module__", None) == ex.module:
-            raise checks.CheckFailed(f"{ex.name}: your answer is the check's own reference code from "
-                                     f"{ex.module}; write your own")
+            raise checks.CheckFailed(say("{name}: your answer is the check's own reference code from "
+                                         "{module}; write your own", name=ex.name, module=ex.module))
         with _module_refused(ex):
             ex.run(answer, hidden=hidden, **context)
     except checks.NotDoneYet as err:
-        message = str(err) if "\nHint:" in str(err) else f"{err}\nHint: {ex.hint}"
+        message = str(err) if any(mark in str(err) for mark in HINT_MARKS) else \
+            f"{err}{say(HINT, hint=ex.hint)}"
         checks.report(checks.NotDoneYet(message))
         return None
     except checks.CheckFailed as err:
         checks.report(err)
         return None
     if ex.kind != "prediction":  # a prediction check prints its own comparison
-        print(f"{ex.name}: correct" + (" on the hidden tests too." if hidden else "."))
+        print(say("{name}: correct on the hidden tests too." if hidden else "{name}: correct.",
+                  name=ex.name))
     return None

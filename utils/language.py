@@ -1,0 +1,144 @@
+"""The language of the checks' messages: English, simplified or traditional Chinese, as the edition run.
+
+A check's verdicts ("correct", "not implemented yet", "expected shape ..., got ...", "this looks like
+<mistake>") are written in the language of the notebook being run:
+
+- ``$COURSE_LANGUAGE`` (``en``, ``zh_CN`` or ``zh_TW``) when set, for example in Colab;
+- otherwise the edition the kernel runs in: Jupyter starts a kernel in its notebook's folder, so a
+  notebook of ``translations/zh_CN/`` (chapters, student edition, nbgrader course) speaks 简体中文
+  and one of ``translations/zh_TW/`` 繁體中文;
+- otherwise English.
+
+The words each exercise brings itself (the name of a recognised mistake, the hint) are English for now.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+LANGUAGES = ("en", "zh_CN", "zh_TW")
+ENV = "COURSE_LANGUAGE"
+
+
+def current() -> str:
+    """The language of the learner's messages (see the module's docstring)."""
+    chosen = os.environ.get(ENV, "").strip()
+    if chosen:
+        if chosen not in LANGUAGES:
+            raise ValueError(f"${ENV} is {chosen!r}: expected one of {', '.join(LANGUAGES)}")
+        return chosen
+    try:
+        parts = Path.cwd().parts
+    except OSError:  # the working folder was removed
+        return "en"
+    for language in ("zh_CN", "zh_TW"):
+        if language in parts:
+            return language
+    return "en"
+
+
+# English template -> (简体, 繁體). The templates are the checks' own (utils.checks, utils.exercises);
+# a template missing here is shown in English.
+MESSAGES: dict[str, tuple[str, str]] = {
+    "{name}: correct.": ("{name}：正确。", "{name}：正確。"),
+    "{name}: correct on all {count} test inputs.": ("{name}：{count} 个测试输入全部正确。",
+                                                    "{name}：{count} 個測試輸入全部正確。"),
+    "{name}: correct on the hidden tests too.": ("{name}：隐藏测试也全部正确。",
+                                                 "{name}：隱藏測試也全部正確。"),
+    "NOT YET  {err}": ("还没通过  {err}", "尚未通過  {err}"),
+    "\nHint: {hint}": ("\n提示：{hint}", "\n提示：{hint}"),
+    "{name}: {problem}": ("{name}：{problem}", "{name}：{problem}"),
+    "tensor of shape {shape} and dtype {dtype}": ("形状为 {shape}、dtype 为 {dtype} 的张量",
+                                                  "形狀為 {shape}、dtype 為 {dtype} 的張量"),
+    "expected a {want}, got a {got}": ("应为{want}，得到的是{got}", "應為{want}，得到的是{got}"),
+    "expected shape {want}, got shape {got}": ("形状应为 {want}，得到的形状是 {got}",
+                                               "形狀應為 {want}，得到的形狀是 {got}"),
+    "expected a tensor of dtype {want}, got {got}": ("张量的 dtype 应为 {want}，得到的是 {got}",
+                                                     "張量的 dtype 應為 {want}，得到的是 {got}"),
+    "{wrong} of {total} entries differ from the expected values": (
+        "{total} 个元素中有 {wrong} 个与期望值不同", "{total} 個元素中有 {wrong} 個與期望值不同"),
+    "your answer contains NaN where the expected one has numbers": (
+        "你的答案里有 NaN，而期望的答案在那些位置上是数值",
+        "你的答案裡有 NaN，而期望的答案在那些位置上是數值"),
+    "values differ from the expected ones (largest difference {diff})": (
+        "数值与期望值不同（最大差值为 {diff}）", "數值與期望值不同（最大差值為 {diff}）"),
+    "expected a number close to {want}, got a {got}": ("应为接近 {want} 的数，得到的是{got}",
+                                                       "應為接近 {want} 的數，得到的是{got}"),
+    "expected about {want}, got {got}": ("应约为 {want}，得到的是 {got}", "應約為 {want}，得到的是 {got}"),
+    "expected a sequence of {count} items, got a {got}": ("应为含 {count} 项的序列，得到的是{got}",
+                                                          "應為含 {count} 項的序列，得到的是{got}"),
+    "expected a Python int, got a {got} (int(...) converts it)": (
+        "应为 Python 的 int，得到的是{got}（可以用 int(...) 转换）",
+        "應為 Python 的 int，得到的是{got}（可以用 int(...) 轉換）"),
+    "expected {want}, got {got}": ("应为 {want}，得到的是 {got}", "應為 {want}，得到的是 {got}"),
+    "this looks like {mistake} (on input {i} your answer equals what that mistake gives)": (
+        "这看起来是这种错误：{mistake}（在输入 {i} 上，你的答案与这种错误给出的结果相同）",
+        "這看起來是這種錯誤：{mistake}（在輸入 {i} 上，你的答案與這種錯誤給出的結果相同）"),
+    "your function raised {kind}: {err}{where}": ("你的函数抛出了 {kind}：{err}{where}",
+                                                  "你的函數拋出了 {kind}：{err}{where}"),
+    " (on input {i}: {args})": ("（输入 {i}：{args}）", "（輸入 {i}：{args}）"),
+    "not implemented yet: write your code in place of the `raise NotImplementedError` line in the "
+    "exercise cell, run that cell, then this one": (
+        "还没有实现：在练习单元格里用你的代码替换 `raise NotImplementedError` 那一行，先运行那个单元格，"
+        "再运行这一个",
+        "尚未實作：在練習儲存格裡用你的程式碼取代 `raise NotImplementedError` 那一行，先執行那個儲存格，"
+        "再執行這一個"),
+    "expected your function here, got a {got}": ("这里应传入你的函数，得到的是{got}",
+                                                 "這裡應傳入你的函數，得到的是{got}"),
+    "{name}: your code calls {label}, which a check refuses ({why})": (
+        "{name}：你的代码调用了 {label}，检查不接受这种做法（{why}）",
+        "{name}：你的程式碼呼叫了 {label}，檢查不接受這種做法（{why}）"),
+    "{name}: this exercise asks you to write it without {label}; build it from simpler operations": (
+        "{name}：这道练习要求不用 {label} 来写；请用更基本的运算搭出来",
+        "{name}：這道練習要求不用 {label} 來寫；請用更基本的運算組出來"),
+    "{name}: your code runs {function} from {file}, which a check refuses ({why})": (
+        "{name}：你的代码运行了 {file} 中的 {function}，检查不接受这种做法（{why}）",
+        "{name}：你的程式碼執行了 {file} 中的 {function}，檢查不接受這種做法（{why}）"),
+    "{name}: your answer is the check's own reference code from {module}; write your own": (
+        "{name}：你的答案就是检查在 {module} 中自带的参考代码；请自己写一个",
+        "{name}：你的答案就是檢查在 {module} 中附帶的參考程式碼；請自己寫一個"),
+    "write your predictions as {form}; got {got}": ("请把预测写成 {form}；得到的是 {got}",
+                                                    "請把預測寫成 {form}；得到的是 {got}"),
+    "{name}: your predictions are recorded (full marks for writing them). The experiment:": (
+        "{name}：你的预测已记录（写出预测即得满分）。实验结果：",
+        "{name}：你的預測已記錄（寫出預測即得滿分）。實驗結果："),
+    "as you predicted": ("与你的预测一致", "與你的預測一致"),
+    "not what you predicted ({said}): this is {belief}": ("与你的预测（{said}）不同：这是{belief}",
+                                                          "與你的預測（{said}）不同：這是{belief}"),
+    "not what you predicted ({said})": ("与你的预测（{said}）不同", "與你的預測（{said}）不同"),
+}
+
+_EXERCISE = {"zh_CN": "练习", "zh_TW": "練習"}
+_INPUT = {"zh_CN": "（输入 {}）", "zh_TW": "（輸入 {}）"}
+_ITEM = {"zh_CN": "（第 {} 项）", "zh_TW": "（第 {} 項）"}
+
+
+def exercise_name(name: str, language: str | None = None) -> str:
+    """ "Exercise 4.2 (input 0)" in the learner's language: "练习 4.2（输入 0）"."""
+    language = language or current()
+    if language == "en" or not isinstance(name, str):
+        return name
+    name = re.sub(r"^Exercise\b", _EXERCISE[language], name)
+    name = re.sub(r" \(input (\d+)\)", lambda m: _INPUT[language].format(m.group(1)), name)
+    return re.sub(r" \(item (\d+)\)", lambda m: _ITEM[language].format(m.group(1)), name)
+
+
+def say(template: str, **values: object) -> str:
+    """``template.format(**values)`` in the learner's language (MESSAGES); an exercise's name passed as
+    ``name`` is translated too."""
+    language = current()
+    if language != "en":
+        pair = MESSAGES.get(template)
+        if pair is not None:
+            template = pair[LANGUAGES.index(language) - 1]
+        if "name" in values:
+            values["name"] = exercise_name(values["name"], language)  # type: ignore[arg-type]
+    return template.format(**values)
+
+
+# The line that gives a hint, and how it starts in every language (a check adds the exercise's hint
+# to a message that has none)
+HINT = "\nHint: {hint}"
+HINT_MARKS = ("\nHint:", "\n提示：")
