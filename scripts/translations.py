@@ -691,10 +691,89 @@ def notebooks(check_only: bool = False) -> list[str]:
     return problems
 
 
+# ---------------------------------------------------------------------------------------------------
+# The exercises' own words (utils/exercises): the names of recognised mistakes and the hints, which
+# utils.language shows in the edition's language
+# ---------------------------------------------------------------------------------------------------
+EXERCISE_TEXTS = ROOT / "utils" / "exercises" / "locale"
+
+
+def exercise_texts() -> list[str]:
+    """Every mistake name and hint written as a literal in utils/exercises (``hint=...``, the keys of
+    ``mistakes={...}`` and their hints), with utils.checks.MISTAKES; sorted."""
+    import ast
+
+    found: set[str] = set()
+    for path in sorted((ROOT / "utils" / "exercises").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.keyword) and node.arg == "hint" and isinstance(node.value, ast.Constant):
+                found.add(node.value.value)
+            if isinstance(node, ast.keyword) and node.arg == "mistakes" and isinstance(node.value, ast.Dict):
+                for key, value in zip(node.value.keys, node.value.values, strict=True):
+                    if isinstance(key, ast.Constant):
+                        found.add(key.value)
+                    if isinstance(value, ast.Tuple) and len(value.elts) > 1 and isinstance(
+                            value.elts[1], ast.Constant):
+                        found.add(value.elts[1].value)
+    sys.path.insert(0, str(ROOT))
+    from utils.checks import MISTAKES
+
+    found |= set(MISTAKES.values())
+    return sorted(t for t in found if isinstance(t, str) and t.strip())
+
+
+def _texts(language: str) -> dict[str, str]:
+    path = EXERCISE_TEXTS / f"{language}.json"
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+
+
+def _write_texts(language: str, table: dict[str, str]) -> None:
+    EXERCISE_TEXTS.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(dict(sorted(table.items())), ensure_ascii=False, indent=1) + "\n"
+    (EXERCISE_TEXTS / f"{language}.json").write_text(text, encoding="utf-8")
+
+
+def texts_todo() -> list[str]:
+    """The exercises' texts with no simplified translation yet."""
+    have = _texts(SOURCE)
+    return [t for t in exercise_texts() if not have.get(t)]
+
+
+def texts_fill(table: dict[str, str]) -> list[str]:
+    """Add ``table`` ({English: 简体}) to the simplified texts, refusing a translation that loses a code
+    span or a number; drop texts no exercise uses any more; derive the traditional ones."""
+    wanted = set(exercise_texts())
+    have = {k: v for k, v in _texts(SOURCE).items() if k in wanted}
+    refused = []
+    for english, chinese in table.items():
+        if english not in wanted:
+            refused.append(f"not an exercise text: {english[:70]!r}")
+            continue
+        problems = translation_problems(english, chinese)
+        if problems:
+            refused.append(f"{english[:70]!r}: {'; '.join(problems)}")
+            continue
+        have[english] = chinese
+    _write_texts(SOURCE, have)
+    derive_texts()
+    return refused
+
+
+def derive_texts() -> dict[str, str]:
+    """utils/exercises/locale/zh_TW.json from zh_CN.json, as the catalogues are derived."""
+    import opencc
+
+    converter = opencc.OpenCC("s2twp").convert
+    table = {english: to_traditional(chinese, english, converter)
+             for english, chinese in _texts(SOURCE).items()}
+    _write_texts("zh_TW", table)
+    return table
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("command", choices=["extract", "update", "derive-tw", "books", "notebooks",
-                                            "status", "todo", "fill"])
+                                            "status", "todo", "fill", "texts-todo", "texts-fill"])
     parser.add_argument("languages", nargs="*", default=list(LANGUAGES),
                         help="languages (books); a docname (todo); a docname and a JSON file (fill)")
     args = parser.parse_args(argv)
@@ -710,6 +789,13 @@ def main(argv: list[str] | None = None) -> int:
         for line in refused:
             print(f"refused {line}")
         return 1 if refused else 0
+    elif args.command == "texts-todo":
+        print(json.dumps(texts_todo(), ensure_ascii=False, indent=1))
+    elif args.command == "texts-fill":
+        refused = texts_fill(json.loads(Path(args.languages[0]).read_text(encoding="utf-8")))
+        for line in refused:
+            print(f"refused {line}")
+        return 1 if refused else 0
     elif args.command == "extract":
         extract()
     elif args.command == "update":
@@ -717,6 +803,7 @@ def main(argv: list[str] | None = None) -> int:
     elif args.command == "derive-tw":
         for path in derive_traditional():
             print(f"wrote {path.relative_to(ROOT)}")
+        derive_texts()
     elif args.command == "books":
         books(args.languages)
     else:

@@ -465,3 +465,44 @@ def test_no_english_sentence_in_the_chinese_prose(language):
                 prose = _chinese_prose(_without_titles(m.string))
                 found += [f"{docname}: {hit!r}" for hit in ENGLISH_RUN.findall(prose)]
     assert not found, f"{language}: English left in the Chinese prose:\n  " + "\n  ".join(found[:30])
+
+
+# ---------------------------------------------------------------------------------------------------
+# The exercises' own words (mistake names, hints) in both editions: utils/exercises/locale/
+# ---------------------------------------------------------------------------------------------------
+def test_every_mistake_name_and_hint_has_its_chinese():
+    texts = translations.exercise_texts()
+    assert len(texts) > 300, "the exercises' texts were not found"
+    simplified = translations._texts("zh_CN")
+    missing = [t for t in texts if not simplified.get(t)]
+    assert not missing, (f"{len(missing)} mistake names or hints have no 简体 translation: run "
+                         f"`python scripts/translations.py texts-todo`:\n  " + "\n  ".join(missing[:10]))
+    assert set(simplified) <= set(texts), "translations of texts no exercise uses any more"
+    bad = {e: p for e, c in simplified.items() if (p := translations.translation_problems(e, c))}
+    assert not bad, bad
+
+
+def test_the_traditional_hints_are_derived_from_the_simplified_ones():
+    derived = {e: translations.to_traditional(c, e) for e, c in translations._texts("zh_CN").items()}
+    assert translations._texts("zh_TW") == derived, (
+        "utils/exercises/locale/zh_TW.json is out of step: run `python scripts/translations.py derive-tw`")
+
+
+def test_a_recognised_mistake_is_named_in_chinese(monkeypatch, capsys):
+    import torch
+
+    from utils import language
+    from utils.checks import MISTAKES, check_function
+
+    monkeypatch.setenv(language.ENV, "zh_CN")
+    monkeypatch.delenv("COURSE_CHECKS", raising=False)
+    monkeypatch.delenv("NBGRADER_EXECUTION", raising=False)
+    mistake = MISTAKES["softmax_axis"]
+
+    def wrong_axis(x):
+        return x.softmax(0)
+
+    check_function(wrong_axis, reference=lambda x: x.softmax(-1), inputs=[(torch.randn(3, 4),)],
+                   name="Exercise 0.1", mistakes={mistake: wrong_axis})
+    out = capsys.readouterr().out
+    assert translations._texts("zh_CN")[mistake] in out and mistake not in out, out

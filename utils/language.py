@@ -9,13 +9,17 @@ A check's verdicts ("correct", "not implemented yet", "expected shape ..., got .
   and one of ``translations/zh_TW/`` 繁體中文;
 - otherwise English.
 
-The words each exercise brings itself (the name of a recognised mistake, the hint) are English for now.
+The words each exercise brings itself (the name of a recognised mistake, a hint, the reason a route is
+refused) come from ``utils/exercises/locale/<language>.json`` (written with
+``python scripts/translations.py texts-fill``); a text missing there is shown in English.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
+from functools import cache
 from pathlib import Path
 
 LANGUAGES = ("en", "zh_CN", "zh_TW")
@@ -125,14 +129,25 @@ def exercise_name(name: str, language: str | None = None) -> str:
     return re.sub(r" \(item (\d+)\)", lambda m: _ITEM[language].format(m.group(1)), name)
 
 
+@cache
+def exercise_texts(language: str) -> dict[str, str]:
+    """{English: translation} of the exercises' own words (mistake names, hints) in ``language``."""
+    path = Path(__file__).resolve().parent / "exercises" / "locale" / f"{language}.json"
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+
+
 def say(template: str, **values: object) -> str:
     """``template.format(**values)`` in the learner's language (MESSAGES); an exercise's name passed as
-    ``name`` is translated too."""
+    ``name``, and any value that is one of the exercises' own texts (a mistake's name, a hint), are
+    translated too."""
     language = current()
     if language != "en":
         pair = MESSAGES.get(template)
         if pair is not None:
             template = pair[LANGUAGES.index(language) - 1]
+        texts = exercise_texts(language)
+        values = {key: texts.get(value, value) if isinstance(value, str) else value
+                  for key, value in values.items()}
         if "name" in values:
             values["name"] = exercise_name(values["name"], language)  # type: ignore[arg-type]
     return template.format(**values)
