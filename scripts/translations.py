@@ -146,9 +146,9 @@ TW_PATTERNS: list[tuple[str, str]] = [
     (r"施加丟棄法", "套用丟棄法"),
     (r"臺灣地區", "臺灣"),
 ]
-# 通過 means "passes" (a check, a gate, a layer) in these phrases; everywhere else it is "by means of",
-# 透過 in Taiwan.
-TW_PASSES = ("都通過", "全部通過", "未通過", "能通過", "無法通過", "依次通過", "狀態通過", "詞元通過模型",
+# 通過 means "passes" (a check, a gate, a layer) in these phrases and at the end of a clause; everywhere
+# else it is "by means of", 透過 in Taiwan.
+TW_PASSES = ("全部通過", "未通過", "能通過", "無法通過", "依次通過", "狀態通過", "詞元通過模型",
              "通過的檢查", "通過後")
 
 
@@ -157,7 +157,7 @@ def _by_means_of(text: str) -> str:
     kept = {f"\ue000{k}\ue001": phrase for k, phrase in enumerate(TW_PASSES)}
     for mark, phrase in kept.items():
         text = text.replace(phrase, mark)
-    text = text.replace("通過", "透過")
+    text = re.sub(r"通過(?![，。；：、）」！？]|\s*$)", "透過", text)  # at a clause's end: "passes"
     for mark, phrase in kept.items():
         text = text.replace(mark, phrase)
     return text
@@ -254,8 +254,9 @@ def to_traditional(text: str, english: str = "",
             piece = piece.replace(wrong, right)
         for pattern, replacement in TW_PATTERNS:
             piece = re.sub(pattern, replacement, piece)
-        out.append(_by_means_of(piece))
-    return "".join(out).replace("“", "「").replace("”", "」")  # Taiwan's quotation marks
+        out.append(piece)
+    text = _by_means_of("".join(out))  # on the whole text: a code span does not end a clause
+    return text.replace("“", "「").replace("”", "」")  # Taiwan's quotation marks
 
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
