@@ -246,16 +246,11 @@ def link_problems(links: list[str], base: str, html: Path, ids_of) -> list[str]:
 # --- the tests -------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("page_name", PAGES)
-def test_page_reads_well(page_name, site, browser, screenshots, anchors):
+def test_page_reads_well(page_name, site, desktop_visit, anchors):
     base, html = site
     assert (html / f"{page_name}.html").is_file(), f"{page_name}.html is missing from the built book"
-    visit = Visit(browser, base, page_name)
-    try:
-        facts = visit.page.evaluate(_PAGE_FACTS)
-        shown_text = visit.page.evaluate("() => (document.querySelector('main') || document.body).innerText")
-        visit.page.screenshot(path=str(screenshots / "desktop" / _png_name(page_name)), full_page=True)
-    finally:
-        visit.close()
+    visit = desktop_visit(page_name)
+    facts, shown_text = visit["facts"], visit["shown_text"]
     problems = []
     # Math: typeset by the local MathJax, no TeX left in the visible text.
     if facts["mathElements"]:
@@ -282,9 +277,9 @@ def test_page_reads_well(page_name, site, browser, screenshots, anchors):
             if not (img["caption"] or "").strip():  # a figure the notebook drew: it needs a caption
                 problems.append(f"figure without a caption: {img['src']} (alt: {img['alt'][:60]!r})")
     # Nothing from outside, nothing failing, every internal link resolving.
-    problems += [f"request to outside the book (fails offline): {url}" for url in visit.external]
-    problems += [f"failed to load: {item}" for item in visit.failed]
-    problems += [f"script error: {err}" for err in visit.script_errors if err not in KNOWN_SCRIPT_ERRORS]
+    problems += [f"request to outside the book (fails offline): {url}" for url in visit["external"]]
+    problems += [f"failed to load: {item}" for item in visit["failed"]]
+    problems += [f"script error: {err}" for err in visit["script_errors"] if err not in KNOWN_SCRIPT_ERRORS]
     problems += link_problems(facts["links"], base, html, anchors)
     # Literal tokens written in the source show on the page (a bare <pad> is swallowed as HTML).
     problems += [f"the token {token} is written in the source but missing from the page (write it in "
@@ -365,23 +360,75 @@ _CODE_BOXES = """() => Array.from(document.querySelectorAll('main div.cell_input
                   first: pre.textContent.split('\\n')[0].slice(0, 60)}))"""
 
 
-@pytest.fixture(scope="module")
-def desktop_layout(site, browser):
-    """page name -> its figures and code boxes as laid out at desktop width (one visit per page)."""
-    base, _ = site
-    measured: dict[str, dict] = {}
+_SOLUTION_TOGGLES = "div.solution.dropdown"
 
-    def layout(page_name: str) -> dict:
-        if page_name not in measured:
-            visit = Visit(browser, base, page_name)
+
+def _open_solutions(page) -> list[dict]:
+    """Click each collapsed solution open, in order: was it closed before, did it open?"""
+    solutions = page.locator(_SOLUTION_TOGGLES)
+    found = []
+    for i in range(solutions.count()):
+        solution = solutions.nth(i)
+        body = solution.locator("section, div.cell").first
+        record = {"has_body": body.count() == 1, "closed_before": False, "opens": False}
+        if record["has_body"]:
+            record["closed_before"] = not body.is_visible()
+            solution.locator("button.toggle-button").first.click()  # the chevron "Click to show"
             try:
-                measured[page_name] = {"figures": visit.page.evaluate(_FIGURES),
-                                       "code_boxes": visit.page.evaluate(_CODE_BOXES)}
-            finally:
-                visit.close()
-        return measured[page_name]
+                body.wait_for(state="visible", timeout=5_000)
+            except Exception:  # noqa: BLE001 - playwright's TimeoutError: recorded, judged by the test
+                pass
+            record["opens"] = body.is_visible()
+        found.append(record)
+    return found
 
-    return layout
+
+def _visit_at_desktop_width(browser, base: str, page_name: str, screenshots: Path) -> dict:
+    """Everything the desktop tests read from one page, in one visit: the page's facts and text, its
+    figures and code boxes as laid out, a full-page screenshot (solutions still collapsed), then each
+    solution opened by a click."""
+    visit = Visit(browser, base, page_name)
+    try:
+        record = {"facts": visit.page.evaluate(_PAGE_FACTS),
+                  "shown_text": visit.page.evaluate(
+                      "() => (document.querySelector('main') || document.body).innerText"),
+                  "figures": visit.page.evaluate(_FIGURES),
+                  "code_boxes": visit.page.evaluate(_CODE_BOXES)}
+        visit.page.screenshot(path=str(screenshots / "desktop" / _png_name(page_name)), full_page=True)
+        record["solutions"] = _open_solutions(visit.page) if page_name in _exercise_pages() else []
+    finally:
+        visit.close()
+    record.update(external=visit.external, failed=visit.failed, script_errors=visit.script_errors)
+    return record
+
+
+@pytest.fixture(scope="module")
+def desktop_visit(site, browser, screenshots):
+    """page name -> what one visit at desktop width measured (``_visit_at_desktop_width``).
+
+    Four tests read each page at desktop width; a page is loaded once per test run for all of them,
+    also across xdist workers: the first worker to need it visits it and leaves the record in a JSON
+    file under a file lock, and the others read that file."""
+    from filelock import FileLock
+
+    from tests.conftest import test_run_id
+
+    base, html = site
+    folder = html.parent / "browser_visits"
+    folder.mkdir(exist_ok=True)
+
+    def visit(page_name: str) -> dict:
+        path = folder / f"{_png_name(page_name)}.json"
+        with FileLock(str(path) + ".lock"):
+            if path.is_file():
+                saved = json.loads(path.read_text())
+                if saved.get("run") == test_run_id():
+                    return saved["record"]
+            record = _visit_at_desktop_width(browser, base, page_name, screenshots)
+            path.write_text(json.dumps({"run": test_run_id(), "record": record}))
+        return record
+
+    return visit
 
 
 def _report_figures(screenshots: Path, html: Path, page_name: str, width: str, figures: list[dict]) -> list:
@@ -396,10 +443,10 @@ def _report_figures(screenshots: Path, html: Path, page_name: str, width: str, f
 
 
 @pytest.mark.parametrize("page_name", CHAPTER_PAGES)
-def test_figures_are_readable(page_name, site, desktop_layout, screenshots):
+def test_figures_are_readable(page_name, site, desktop_visit, screenshots):
     """Every figure's smallest text, at its drawn size times the scale it is shown at, is >= 9 px."""
     _, html = site
-    figures = desktop_layout(page_name)["figures"]
+    figures = desktop_visit(page_name)["figures"]
     problems = []
     for number, figure, px, row in _report_figures(screenshots, html, page_name, "desktop", figures):
         if px is None:
@@ -413,8 +460,8 @@ def test_figures_are_readable(page_name, site, desktop_layout, screenshots):
 
 
 @pytest.mark.parametrize("page_name", CHAPTER_PAGES)
-def test_code_boxes_show_88_columns(page_name, desktop_layout):
-    boxes = desktop_layout(page_name)["code_boxes"]
+def test_code_boxes_show_88_columns(page_name, desktop_visit):
+    boxes = desktop_visit(page_name)["code_boxes"]
     assert boxes, f"{page_name}: no code cells found"
     wide = [f"{box['first']!r}... (longest line {box['longest']} columns, {box['scroll']} px in a "
             f"{box['client']} px box)" for box in boxes if box["scroll"] > box["client"] + 1]
@@ -443,33 +490,29 @@ def test_a_figure_opens_full_size_on_click(site, browser):
         visit.close()
 
 
-def _exercise_pages() -> list[str]:
+@functools.cache
+def _exercise_pages() -> tuple[str, ...]:
     pages = []
     for page in CHAPTER_PAGES:
         source = REPO_ROOT / f"{page}.ipynb"
         if source.exists() and "{solution-start}" in source.read_text():
             pages.append(page)
-    return pages
+    return tuple(pages)
 
 
 @pytest.mark.parametrize("page_name", _exercise_pages())
-def test_solutions_start_collapsed_and_open_on_click(page_name, site, browser):
-    base, _ = site
-    visit = Visit(browser, base, page_name)
-    try:
-        solutions = visit.page.locator("div.solution.dropdown")
-        count = solutions.count()
-        assert count >= 1, f"{page_name}: no collapsible solution found (expected `:class: dropdown`)"
-        for i in range(count):
-            solution = solutions.nth(i)
-            body = solution.locator("section, div.cell").first
-            assert body.count() == 1, f"{page_name}: solution {i + 1} has no content"
-            assert not body.is_visible(), f"{page_name}: solution {i + 1} is open before any click"
-            solution.locator("button.toggle-button").first.click()  # the chevron "Click to show"
-            body.wait_for(state="visible", timeout=5_000)
-            assert body.is_visible(), f"{page_name}: solution {i + 1} does not open on click"
-    finally:
-        visit.close()
+def test_solutions_start_collapsed_and_open_on_click(page_name, desktop_visit):
+    solutions = desktop_visit(page_name)["solutions"]
+    assert solutions, f"{page_name}: no collapsible solution found (expected `:class: dropdown`)"
+    problems = []
+    for i, solution in enumerate(solutions, start=1):
+        if not solution["has_body"]:
+            problems.append(f"solution {i} has no content")
+        elif not solution["closed_before"]:
+            problems.append(f"solution {i} is open before any click")
+        elif not solution["opens"]:
+            problems.append(f"solution {i} does not open on click")
+    assert not problems, f"{page_name}:\n  " + "\n  ".join(problems)
 
 
 @pytest.mark.parametrize("page_name", CHAPTER_PAGES)
