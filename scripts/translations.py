@@ -701,14 +701,18 @@ EXERCISE_TEXTS = ROOT / "utils" / "exercises" / "locale"
 
 def exercise_texts() -> list[str]:
     """Every mistake name and hint written as a literal in utils/exercises (``hint=...``, the keys of
-    ``mistakes={...}`` and their hints), with utils.checks.MISTAKES; sorted."""
+    ``mistakes={...}`` and their hints, a refusal's ``why=...`` and the ``sizes=(...)`` a loop refusal
+    names), with utils.checks.MISTAKES; sorted."""
     import ast
 
     found: set[str] = set()
     for path in sorted((ROOT / "utils" / "exercises").glob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.keyword) and node.arg == "hint" and isinstance(node.value, ast.Constant):
+            if isinstance(node, ast.keyword) and node.arg in ("hint", "why") and isinstance(
+                    node.value, ast.Constant):
                 found.add(node.value.value)
+            if isinstance(node, ast.keyword) and node.arg == "sizes" and isinstance(node.value, ast.Tuple):
+                found |= {e.value for e in node.value.elts if isinstance(e, ast.Constant)}
             if isinstance(node, ast.keyword) and node.arg == "mistakes" and isinstance(node.value, ast.Dict):
                 for key, value in zip(node.value.keys, node.value.values, strict=True):
                     if isinstance(key, ast.Constant):

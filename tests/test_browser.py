@@ -6,9 +6,11 @@ the machine, no script fails, every internal link and anchor resolves, and liter
 ``<pad>`` show as written. On chapter pages: every figure's smallest text renders at 9 CSS px or more in
 the 672-px column and the figure opens full size on a click, code boxes show their 88 columns without
 scrolling, solutions start collapsed and open on a click, and the Colab link opens this chapter's
-notebook. At phone width (390 px) no page scrolls sideways. A full-page screenshot of every page at
-desktop and at phone width goes to ``_build/screenshots/{desktop,phone}/`` for review, and each
-figure's measured text size to ``_build/screenshots/figure_text.tsv``.
+notebook. On every page no display formula is wider than the column at desktop width. At phone width
+(390 px) no page scrolls sideways, and a formula wider than the phone scrolls visibly in its own box.
+A full-page screenshot of every page at desktop and at phone width goes to
+``_build/screenshots/{desktop,phone}/`` for review, and each figure's measured text size to
+``_build/screenshots/figure_text.tsv``.
 
 Needs the ``built_book`` fixture (tests/conftest.py) and a Chromium: ``scripts/install_browser.py``
 installs Debian's (``make test`` runs it first) together with the local MathJax. The test skips only
@@ -325,6 +327,7 @@ def test_page_fits_a_phone(page_name, site, browser, screenshots):
     try:
         overflow = visit.page.evaluate(_SIDEWAYS)
         figures = visit.page.evaluate(_FIGURES)
+        wide_math = visit.page.evaluate(_WIDE_MATH)
         visit.page.screenshot(path=str(screenshots / "phone" / _png_name(page_name)), full_page=True)
     finally:
         visit.close()
@@ -333,6 +336,12 @@ def test_page_fits_a_phone(page_name, site, browser, screenshots):
     assert overflow["scroll"] <= overflow["width"] + 1, (
         f"{page_name}: at {PHONE['width']} px the page is {overflow['scroll']} px wide and scrolls "
         f"sideways; widest elements: {overflow['wide']}")
+    # A formula wider than a phone scrolls inside its own box, with a shadow that says there is more.
+    hidden = [f"{f['tex']!r}... ({f['width']} px in {f['room']} px): overflow-x {f['overflow']}"
+              + ("" if f["cue"] else ", no scroll shadow")
+              for f in wide_math if f["overflow"] not in ("auto", "scroll") or not f["cue"]]
+    assert not hidden, (f"{page_name}: at {PHONE['width']} px these formulas do not scroll visibly in "
+                        "their box (course_book.css, div.math):\n  " + "\n  ".join(hidden))
 
 
 _FIGURES = """() => Array.from(document.querySelectorAll('main div.cell_output img, main figure img'))
@@ -352,6 +361,15 @@ def figure_text_px(html: Path, page_name: str, figure: dict) -> tuple[float | No
     scale = figure["shown"] / figure["natural"] if figure["natural"] else 0.0
     px = float(points) * dpi / 72 * scale
     return px, f"{figure['src']}\t{float(points):.1f} pt\t{dpi:.0f} dpi\tscale {scale:.2f}\t{px:.1f} px"
+
+
+# Display formulas wider than their box: how the box treats the overflow, and whether it shows it.
+_WIDE_MATH = """() => Array.from(document.querySelectorAll('main mjx-container[display="true"]')).map(m => {
+    const box = m.closest('div.math') || m.parentElement;
+    const style = getComputedStyle(box);
+    return {width: m.scrollWidth, room: box.clientWidth, overflow: style.overflowX,
+            cue: style.backgroundImage !== 'none', tex: (box.textContent || '').trim().slice(0, 60)};
+}).filter(formula => formula.width > formula.room + 1)"""
 
 
 _CODE_BOXES = """() => Array.from(document.querySelectorAll('main div.cell_input pre'))
@@ -393,7 +411,8 @@ def _visit_at_desktop_width(browser, base: str, page_name: str, screenshots: Pat
                   "shown_text": visit.page.evaluate(
                       "() => (document.querySelector('main') || document.body).innerText"),
                   "figures": visit.page.evaluate(_FIGURES),
-                  "code_boxes": visit.page.evaluate(_CODE_BOXES)}
+                  "code_boxes": visit.page.evaluate(_CODE_BOXES),
+                  "wide_math": visit.page.evaluate(_WIDE_MATH)}
         visit.page.screenshot(path=str(screenshots / "desktop" / _png_name(page_name)), full_page=True)
         record["solutions"] = _open_solutions(visit.page) if page_name in _exercise_pages() else []
     finally:
@@ -466,6 +485,16 @@ def test_code_boxes_show_88_columns(page_name, desktop_visit):
     wide = [f"{box['first']!r}... (longest line {box['longest']} columns, {box['scroll']} px in a "
             f"{box['client']} px box)" for box in boxes if box["scroll"] > box["client"] + 1]
     assert not wide, f"{page_name}: code boxes that scroll sideways:\n  " + "\n  ".join(wide)
+
+
+@pytest.mark.parametrize("page_name", PAGES)
+def test_display_math_fits_the_column(page_name, desktop_visit):
+    """At desktop width no display formula is wider than the text column: a long one is broken into
+    aligned lines (``\\begin{aligned}``), so that nobody has to scroll to read it."""
+    wide = [f"{f['tex']!r}... is {f['width']} px wide in a {f['room']} px column"
+            for f in desktop_visit(page_name)["wide_math"]]
+    assert not wide, (f"{page_name}: display math wider than the column at {DESKTOP['width']} px "
+                      "(break it into aligned lines):\n  " + "\n  ".join(wide))
 
 
 def test_a_figure_opens_full_size_on_click(site, browser):
@@ -567,6 +596,7 @@ def test_translated_page_reads_well(language, page_name, site, browser, screensh
         lang = visit.page.evaluate("() => document.documentElement.lang")
         facts = visit.page.evaluate(_PAGE_FACTS)
         untranslated = visit.page.evaluate(_UNTRANSLATED)
+        wide_math = visit.page.evaluate(_WIDE_MATH)
         switcher = visit.page.evaluate(
             "() => Array.from(document.querySelectorAll('nav.course-languages a')).map(a => a.href)")
         folder = screenshots / f"desktop_{language}"
@@ -582,6 +612,8 @@ def test_translated_page_reads_well(language, page_name, site, browser, screensh
         problems.append("the math is not typeset (MathJax did not run)")
     problems += [f"math not typeset: {text!r}" for text in facts["untypeset"][:5]]
     problems += [f"MathJax error: {text!r}" for text in facts["mathErrors"][:5]]
+    problems += [f"display math wider than the column: {f['tex']!r}... ({f['width']} px in {f['room']} px)"
+                 for f in wide_math]
     problems += [f"image does not load: {img['src']}" for img in facts["images"] if img["width"] == 0]
     problems += [f"request to outside the book (fails offline): {url}" for url in visit.external]
     problems += [f"failed to load: {item}" for item in visit.failed]

@@ -200,7 +200,8 @@ def _compare(got: Any, want: Any, name: str, hint: str | None, atol: float, rtol
             _fail(name, say("expected about {want}, got {got}", want=f"{float(want):.6g}",
                             got=f"{float(got):.6g}"), hint)
         return
-    if isinstance(want, (tuple, list)) and any(isinstance(w, torch.Tensor) for w in want):
+    # a sequence holding a tensor or a float is compared item by item, each within the tolerances
+    if isinstance(want, (tuple, list)) and any(isinstance(w, (torch.Tensor, float)) for w in want):
         if not isinstance(got, (tuple, list)) or len(got) != len(want):
             _fail(name, say("expected a sequence of {count} items, got a {got}", count=len(want),
                             got=_describe(got)), hint)

@@ -108,6 +108,29 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "{name}: your predictions are recorded (full marks for writing them). The experiment:": (
         "{name}：你的预测已记录（写出预测即得满分）。实验结果：",
         "{name}：你的預測已記錄（寫出預測即得滿分）。實驗結果："),
+    "{name}: your function raised {kind}: {err} (on {where})": (
+        "{name}：你的函数抛出了 {kind}：{err}（在{where}上）",
+        "{name}：你的函數拋出了 {kind}：{err}（在{where}上）"),
+    "{name}: your values are right, but your own Python code runs {few} steps on {small} and {many} on "
+    "{large}: that is a Python loop (a for or while loop, a comprehension, map with a lambda, or a "
+    "recursion), which this exercise asks you to do without": (
+        "{name}：数值是对的，但你自己的 Python 代码在{small}上执行了 {few} 步，"
+        "在{large}上执行了 {many} 步：这说明用了 Python 循环（for 或 while 循环、推导式、"
+        "带 lambda 的 map，或者递归），而这道练习要求不用循环",
+        "{name}：數值是對的，但你自己的 Python 程式碼在{small}上執行了 {few} 步，"
+        "在{large}上執行了 {many} 步：這說明用了 Python 迴圈（for 或 while 迴圈、推導式、"
+        "帶 lambda 的 map，或者遞迴），而這道練習要求不用迴圈"),
+    "the input {args}": ("输入 {args}", "輸入 {args}"),
+    "{name}: the count is right, but it is a {kind}; the exercise asks for a Python int": (
+        "{name}：数目是对的，但它的类型是 {kind}；练习要求返回 Python 的 int",
+        "{name}：數目是對的，但它的類型是 {kind}；練習要求回傳 Python 的 int"),
+    "int(...) turns a one-element tensor into a Python int": (
+        "int(...) 可以把只有一个元素的张量变成 Python 的 int",
+        "int(...) 可以把只有一個元素的張量變成 Python 的 int"),
+    "the exercise asks you to write it without that function": (
+        "这道练习要求不用这个函数来写", "這道練習要求不用這個函數來寫"),
+    "{name}: your answer is {label} itself; {why}": (
+        "{name}：你的答案就是 {label} 本身；{why}", "{name}：你的答案就是 {label} 本身；{why}"),
     "as you predicted": ("与你的预测一致", "與你的預測一致"),
     "not what you predicted ({said}): this is {belief}": ("与你的预测（{said}）不同：这是{belief}",
                                                           "與你的預測（{said}）不同：這是{belief}"),

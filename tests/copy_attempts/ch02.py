@@ -24,26 +24,44 @@ def column_projected_attention(Xc, Mc, W_Q, W_K, W_V):
     Copy("Exercise 2.3", "package", '''
 from utils.exercises.ch02 import _rows_reference as column_projected_attention
 '''),
-    # the explicit concatenation the exercise forbids in words
+    # the chapter's additive cell pasted: the weights of some queries and keys, not the ceiling
+    Copy("Exercise 2.4", "pasted", '''
+from utils.attention import AdditiveScore
+
+
+def additive_ceiling(w, T_k):
+    d_k = 16
+    Q, K = torch.randn(5, d_k), torch.randn(T_k, d_k)
+    additive_module = AdditiveScore(d_q=d_k, d_k=d_k, d_hidden=len(w))
+    W_q, W_k = additive_module.w_q.weight.T, additive_module.w_k.weight.T
+    hidden = torch.tanh((Q @ W_q)[:, None, :] + (K @ W_k)[None, :, :])
+    additive = hidden @ w
+    return torch.softmax(additive, dim=-1).max().item()
+'''),
+    # the search the exercise forbids in words: Adam saturates every tanh to +-1 in float32, so
+    # without the refusal it would return the ceiling without any derivation
     Copy("Exercise 2.4", "forbidden", '''
-def concat_additive_scores(Q, K, W, w):
-    pairs = torch.cat([Q[:, None, :].expand(-1, K.shape[0], -1),
-                       K[None, :, :].expand(Q.shape[0], -1, -1)], dim=-1)
-    return torch.tanh(pairs @ W) @ w
+def additive_ceiling(w, T_k):
+    pre = torch.zeros(T_k, len(w), requires_grad=True)   # q_i W_q + k_j W_k, key by key
+    optimiser = torch.optim.Adam([pre], lr=1.0)
+    for _ in range(300):
+        loss = -torch.softmax(torch.tanh(pre) @ w, dim=0)[0]
+        optimiser.zero_grad()
+        loss.backward()
+        optimiser.step()
+    return torch.softmax(torch.tanh(pre) @ w, dim=0)[0].item()
 '''),
     Copy("Exercise 2.4", "package", '''
-import utils.exercises.ch02 as reference
-
-concat_additive_scores = reference._concat_made_like()
+from utils.exercises.ch02 import _additive_ceiling as additive_ceiling
 '''),
     # a reference captured before the check runs, then called from the learner's own function
     Copy("Exercise 2.4", "package", '''
-from utils.exercises.ch02 import _concat_made_like
+import utils.exercises.ch02 as reference
 
-_captured = _concat_made_like()
+_captured = reference._ceiling_made_like()
 
 
-def concat_additive_scores(Q, K, W, w):
-    return _captured(Q, K, W, w)
+def additive_ceiling(w, T_k):
+    return _captured(w, T_k)
 '''),
 ]

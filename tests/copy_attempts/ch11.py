@@ -44,20 +44,35 @@ from utils.exercises.ch11 import _next_word_made_like
 
 next_word_weight = _next_word_made_like()
 '''),
-    # the notebook's own ladder read off (the Answer's rung 6), whatever ladder is given
-    Copy("Exercise 11.5", "returned", '''
-def biggest_step(ladder):
-    return "6: + causal mask", 0.85
+    # a statistics library's ready-made test, which the exercise refuses (where scipy is installed; where
+    # it is not, the import fails, and the check refuses that too)
+    Copy("Exercise 11.5", "forbidden", '''
+def paired_step(right_below, right_above):
+    from scipy.stats import binomtest
+    gained = int((right_above & ~right_below).sum())
+    lost = int((right_below & ~right_above).sum())
+    if gained + lost == 0:
+        return gained, lost, 1.0
+    return gained, lost, binomtest(gained, gained + lost, 0.5).pvalue
+'''),
+    # the lab's exact-match rates returned: a difference of rates, no p-value computed
+    Copy("Exercise 11.5", "pasted", '''
+def paired_step(right_below, right_above):
+    gained = int((right_above & ~right_below).sum())
+    lost = int((right_below & ~right_above).sum())
+    return gained, lost, abs(right_above.float().mean() - right_below.float().mean()).item()
 '''),
     Copy("Exercise 11.5", "package", '''
 from utils.exercises import ch11
 
-biggest_step = ch11._biggest
+paired_step = ch11._paired_made_like()
 '''),
     Copy("Exercise 11.5", "package", '''
 from utils.exercises import ch11
 
-def biggest_step(ladder):
-    return max(ch11._steps(ladder), key=lambda step: step[1])
+def paired_step(right_below, right_above):
+    gained, lost = ch11._discordant(right_below, right_above)
+    n = gained + lost
+    return gained, lost, 1.0 if n == 0 else min(1.0, 2 * ch11._at_most(n, min(gained, lost)))
 '''),
 ]

@@ -37,18 +37,26 @@ def column_projected_attention(Xc, Mc, W_Q, W_K, W_V):
     A_c = torch.softmax(Kc.T @ Qc / math.sqrt(W_Q.shape[1]), dim=0)
     return Vc @ A_c
 '''),
-    Wrong("Exercise 2.4", "the tanh left out (the score becomes a query part plus a key "
-          "part)", '''
-def concat_additive_scores(Q, K, W, w):
-    d_q = Q.shape[1]
-    hidden = (Q @ W[:d_q])[:, None, :] + (K @ W[d_q:])[None, :, :]
-    return hidden @ w
+    Wrong("Exercise 2.4", "the Euclidean norm ||w||_2 in place of ||w||_1 (the sum of the "
+          "|w_k|)", '''
+def additive_ceiling(w, T_k):
+    a = w.norm().item()                          # "the size of w"
+    return 1.0 / (1.0 + (T_k - 1) * math.exp(-2 * a))
 '''),
-    Wrong("Exercise 2.4", "the halves of W swapped (its first d_q rows multiply the query)",
+    Wrong("Exercise 2.4", "the other keys at score 0 in place of -a, exp(a) / (exp(a) + T_k - 1)",
           '''
-def concat_additive_scores(Q, K, W, w):
-    d_k = K.shape[1]
-    hidden = torch.tanh((Q @ W[d_k:])[:, None, :] + (K @ W[:d_k])[None, :, :])
-    return hidden @ w
+def additive_ceiling(w, T_k):
+    a = w.abs().sum().item()
+    return math.exp(a) / (math.exp(a) + T_k - 1)   # the rivals left at a neutral 0
+'''),
+    Wrong("Exercise 2.4", "the sum of the w_k in place of the sum of their sizes |w_k|", '''
+def additive_ceiling(w, T_k):
+    a = w.sum().item()                           # every unit at +1
+    return 1.0 / (1.0 + (T_k - 1) * math.exp(-2 * a))
+'''),
+    Wrong("Exercise 2.4", "T_k ignored: the ceiling for two keys, 1 / (1 + exp(-2a))", '''
+def additive_ceiling(w, T_k):
+    a = w.abs().sum()
+    return torch.sigmoid(2 * a).item()           # the best key against one rival
 '''),
 ]

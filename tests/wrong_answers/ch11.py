@@ -11,14 +11,14 @@ def my_predictions():
     return {"0: chapter 3": 0.0, "1: + positions": 0.2, "2: + 4 heads": 0.35,
             "3: + feed-forward": 0.4, "4: + Add & Norm": 0.45,
             "5: + self-attention": 0.6,    # one more piece, one more step up
-            "6: + causal mask": 0.95}
+            "6: + causal mask": 0.95, "7: + second layer": 0.97}
 '''),
     Wrong("Exercise 11.1", "the belief that positions add little (without them the "
           "cross-attention can prefer a word of the right kind, never a word at the right place)", '''
 def my_predictions():
     return {"0: chapter 3": 0.0, "1: + positions": 0.05, "2: + 4 heads": 0.1,
             "3: + feed-forward": 0.15, "4: + Add & Norm": 0.2,
-            "5: + self-attention": 0.1, "6: + causal mask": 0.9}
+            "5: + self-attention": 0.1, "6: + causal mask": 0.9, "7: + second layer": 0.95}
 '''),
     Wrong("Exercise 11.2", "the signed change averaged (a rise in one sentence cancels a fall in "
           "another)", '''
@@ -114,24 +114,64 @@ def order_blind():
     return {"rung 0": True, "rung 3 without positions": True,
             "rung 6 without positions": True, "rung 1": True, "rung 6": False}
 '''),
-    Wrong("Exercise 11.5", "gains measured from the first rung instead of the rung just below", '''
-def biggest_step(ladder):
-    names, values = list(ladder), list(ladder.values())
-    best = max(range(1, len(names)), key=lambda i: values[i] - values[0])
-    return names[best], values[best] - values[0]
+    Wrong("Exercise 11.5", "an unpaired test (a two-proportion z-test on the two exact-match "
+          "rates)", '''
+def paired_step(right_below, right_above):
+    gained = int((right_above & ~right_below).sum())
+    lost = int((right_below & ~right_above).sum())
+    n = len(right_below)
+    a, b = right_below.float().mean().item(), right_above.float().mean().item()
+    pooled = (a + b) / 2
+    if pooled in (0.0, 1.0):
+        return gained, lost, 1.0
+    z = (b - a) / math.sqrt(pooled * (1 - pooled) * 2 / n)
+    return gained, lost, math.erfc(abs(z) / math.sqrt(2))
 '''),
-    Wrong("Exercise 11.5", "the largest change in either direction (a drop is not a gain)", '''
-def biggest_step(ladder):
-    names, values = list(ladder), list(ladder.values())
-    best = max(range(1, len(names)), key=lambda i: abs(values[i] - values[i - 1]))
-    return names[best], values[best] - values[best - 1]
+    Wrong("Exercise 11.5", "a one-sided p-value (the factor 2 forgotten)", '''
+def paired_step(right_below, right_above):
+    gained = int((right_above & ~right_below).sum())
+    lost = int((right_below & ~right_above).sum())
+    n = gained + lost
+    if n == 0:
+        return gained, lost, 1.0
+    return gained, lost, sum(math.comb(n, k) for k in range(min(gained, lost) + 1)) / 2**n
 '''),
-    Wrong("Exercise 11.5", "the name of the rung below the biggest step (the step belongs to the "
-          "rung that takes it)", '''
-def biggest_step(ladder):
-    names, values = list(ladder), list(ladder.values())
-    gains = [b - a for a, b in zip(values, values[1:])]
-    best = max(range(len(gains)), key=gains.__getitem__)
-    return names[best], gains[best]                  # gains[k] is the step of rung k + 1
+    Wrong("Exercise 11.5", "n counted as all test sentences, not only those where the rungs "
+          "disagree", '''
+def paired_step(right_below, right_above):
+    gained = int((right_above & ~right_below).sum())
+    lost = int((right_below & ~right_above).sum())
+    n = len(right_below)                      # every test sentence
+    tail = sum(math.comb(n, k) for k in range(min(gained, lost) + 1)) / 2**n
+    return gained, lost, min(1.0, 2 * tail)
+'''),
+    Wrong("Exercise 11.5", "McNemar's chi-square (normal) approximation instead of the exact "
+          "test", '''
+def paired_step(right_below, right_above):
+    gained = int((right_above & ~right_below).sum())
+    lost = int((right_below & ~right_above).sum())
+    if gained + lost == 0:
+        return gained, lost, 1.0
+    z = (gained - lost) / math.sqrt(gained + lost)
+    return gained, lost, math.erfc(abs(z) / math.sqrt(2))
+'''),
+    Wrong("Exercise 11.5", "a p-value above 1 (the cap at 1, or the case n = 0, forgotten)", '''
+def paired_step(right_below, right_above):
+    gained = int((right_above & ~right_below).sum())
+    lost = int((right_below & ~right_above).sum())
+    n = gained + lost
+    probs = torch.distributions.Binomial(n, torch.tensor(0.5)).log_prob(
+        torch.arange(min(gained, lost) + 1).float()).exp()
+    return gained, lost, 2 * probs.sum().item()
+'''),
+    Wrong("Exercise 11.5", "gained and lost swapped", '''
+def paired_step(right_below, right_above):
+    gained = int((right_below & ~right_above).sum())     # the lower rung's wins
+    lost = int((right_above & ~right_below).sum())
+    n = gained + lost
+    if n == 0:
+        return gained, lost, 1.0
+    tail = sum(math.comb(n, k) for k in range(min(gained, lost) + 1)) / 2**n
+    return gained, lost, min(1.0, 2 * tail)
 '''),
 ]

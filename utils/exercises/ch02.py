@@ -151,59 +151,95 @@ def _column_attention(answer, hidden=False):
         })
 
 
-def _concatenated_scores(Q, K, W, w, swap_halves, squash, w_first):
-    first, second = (K, Q) if swap_halves else (Q, K)
-    pairs = torch.cat([first[:, None, :].expand(-1, second.shape[0], -1),
-                       second[None, :, :].expand(first.shape[0], -1, -1)], dim=-1)
-    if swap_halves:
-        pairs = pairs.transpose(0, 1)                 # back to (T_q, T_k, ...)
-    if w_first:
-        return squash(pairs @ W @ w)
-    return squash(pairs @ W) @ w                      # (T_q, T_k, h) @ (h,)
+def _weight_of_best(top: float, rest: float, T_k: int) -> float:
+    """The softmax weight of one key scored ``top`` among ``T_k - 1`` others scored ``rest``,
+    exp(top) / (exp(top) + (T_k - 1) exp(rest)), as a sigmoid in float64 (no overflow)."""
+    if T_k == 1:
+        return 1.0
+    return torch.sigmoid(torch.tensor(top - rest - math.log(T_k - 1), dtype=torch.float64)).item()
 
 
-def _concat_made_like(swap_halves=False, squash=torch.tanh, w_first=False):
-    """A model answer: the concatenated pairs built literally (what the exercise forbids)."""
-    return lambda Q, K, W, w: _concatenated_scores(Q, K, W, w, swap_halves, squash, w_first)
+def _l1(w: torch.Tensor) -> float:
+    return w.detach().double().abs().sum().item()
 
 
-def _concat_inputs(hidden: bool) -> list[tuple[torch.Tensor, ...]]:
-    seed_everything(107 if hidden else 7)
-    shapes = [(2, 5, 3, 4), (6, 2, 5, 9)] if hidden else [(3, 5, 4, 4), (3, 5, 4, 6)]
-    out = []
-    for t_q, t_k, d_q, d_k in shapes:
-        d_att = d_q + 2
-        out.append((torch.randn(t_q, d_q), torch.randn(t_k, d_k), torch.randn(d_q + d_k, d_att),
-                    torch.randn(d_att)))
-    return out
+def _additive_ceiling(w: torch.Tensor, T_k: int) -> float:
+    """Every hidden unit is in (-1, 1), so |e_ij| < a = ||w||_1: the best key at a, the others at -a."""
+    return _weight_of_best(_l1(w), -_l1(w), T_k)
 
 
-_CONCATENATIONS = [(torch, "cat"), (torch, "concat"), (torch, "concatenate"), (torch, "hstack"),
-                   (torch, "dstack"), (torch, "column_stack"), (torch, "stack")]
+def _ceiling_made_like(norm=_l1, rest=lambda a: -a, rivals=lambda T_k: T_k):
+    """A model answer with one mistake: another size of w, other scores for the rivals, or another
+    number of keys."""
+    return lambda w, T_k: _weight_of_best(norm(w), rest(norm(w)), rivals(T_k))
 
 
-@exercise("2.4", "Additive scores from one concatenated matrix", "Medium", 15,
-          hint="write the product of a concatenated row vector with W as a sum of two products, one "
-               "for each block of rows of W; then build every (query, key) pair of sums by "
-               "broadcasting, with the queries and the keys given a new axis of size 1 in different "
-               "places",
+def _ceiling_inputs(hidden: bool) -> list[tuple[torch.Tensor, int]]:
+    seed_everything(108 if hidden else 8)
+    if hidden:
+        return [(0.3 * torch.randn(16), 10_000),                    # a long sentence
+                (torch.zeros(5), 7),                                # w = 0: uniform, 1/7
+                (torch.tensor([-0.7]), 1),                          # one key takes it all
+                (5.0 * torch.randn(8).sign(), 50),                  # a = 40: within 1e-33 of 1
+                (torch.tensor([3.0, -2.5, 4.0, -1.5]), 10_000),     # a = 11, close to 1
+                (0.1 * torch.randn(32, dtype=torch.float64), 3)]
+    return [(torch.tensor([0.5, -0.3, 0.2, -0.1]), 6),
+            (0.3 * torch.randn(8), 1000),
+            (torch.tensor([1.5, -2.0, 0.5]), 2)]
+
+
+@exercise("2.4", "How sharp can additive attention be?", "Medium", 20,
+          hint="each hidden unit tanh(...) lies between -1 and 1: how large can the score "
+               "tanh(...) w be, and how small, whatever the queries, keys and W's? Give the best key "
+               "the largest score and every other key the smallest, then write the best key's "
+               "softmax weight",
           questions=[Question(
-              "Why does this score need the tanh? What would the weights be without it?",
-              ("without the tanh the score splits into a query part plus a key part, a_i + b_j",
-               "the softmax ignores a_i, shared by a whole row", "so every query would get the "
-               "same weights, softmax_j(b_j): attention would not depend on the query"), 2)])
-def _concat_additive(answer, hidden=False):
+              "The chapter's additive scorer has d_att = 8 hidden units and a w of small entries at "
+              "initialisation. What does the ceiling say about a long sentence (T_k = 1000 keys), and "
+              "what must training do to w to let one key take, say, 0.9 of the weight? Why does the "
+              "scaled dot product not face this limit?",
+              ("a key's weight is below 1/(1 + (T_k - 1) exp(-2a)) with a = ||w||_1; with the small "
+               "initial w (|w_k| < 1/sqrt(8), so a < sqrt(8)) one key of 1000 gets at most "
+               "1/(1 + 999 exp(-2 sqrt(8))) = 0.22, whatever the queries and keys: rows stay near "
+               "uniform",
+               "0.9 at T_k = 1000 needs a >= ln(9 * 999)/2 = ln(8991)/2 = 4.55: training must grow "
+               "||w||_1 (and saturate the units of the chosen key); the a needed grows like "
+               "(1/2) ln T_k as sentences get longer",
+               "dot-product scores q_i . k_j grow with ||q_i|| ||k_j|| without a bound, so larger "
+               "queries or keys (W_Q, W_K) make the softmax as sharp as needed; the 1/sqrt(d_k) only "
+               "sets the scale at initialisation"), 2)])
+def _ceiling(answer, hidden=False):
     verify_function(
-        answer, reference=_concat_made_like(), inputs=_concat_inputs(hidden), name="Exercise 2.4",
-        hint=_concat_additive.exercise.hint, forbidden=_CONCATENATIONS,
+        answer, reference=_additive_ceiling, inputs=_ceiling_inputs(hidden), name="Exercise 2.4",
+        hint=_ceiling.exercise.hint, atol=1e-8, rtol=1e-5,   # a formula in float32 is that close
+        # a gradient search (Adam saturates tanh to exactly +-1 in float32) would find the number
+        # without the derivation the exercise asks for
+        forbidden=[(torch.Tensor, "backward"), (torch.autograd, "backward"),
+                   (torch.autograd, "grad")],
         mistakes={
-            "the halves of W swapped (its first d_q rows multiply the query)":
-                (_concat_made_like(swap_halves=True),
-                 "in [q; k] W the query's entries come first, so they meet the first d_q rows"),
-            "the tanh left out (the score becomes a query part plus a key part)":
-                (_concat_made_like(squash=lambda h: h), "apply the tanh to the hidden units, "
-                 "before the product with w"),
-            "w applied before the tanh, tanh([q; k] W w)":
-                (_concat_made_like(w_first=True), "the tanh acts on each of the d_att hidden "
-                 "units; only then does w sum them"),
+            "the Euclidean norm ||w||_2 in place of ||w||_1 (the sum of the |w_k|)":
+                (_ceiling_made_like(norm=lambda w: w.detach().double().norm().item()),
+                 "each hidden unit can reach +1 or -1 on its own, whatever the others do, so the "
+                 "score can reach |w_1| + |w_2| + ...; the Euclidean norm bounds it only for a "
+                 "hidden vector of length 1"),
+            "the other keys at score 0 in place of -a, exp(a) / (exp(a) + T_k - 1)":
+                (_ceiling_made_like(rest=lambda a: 0.0),
+                 "the other keys' hidden units can saturate with the opposite signs, which gives "
+                 "them the smallest score, -a, and leaves more weight to the best key"),
+            "the sum of the w_k in place of the sum of their sizes |w_k|":
+                (_ceiling_made_like(norm=lambda w: w.detach().double().sum().item()),
+                 "a negative w_k times a hidden unit near -1 adds |w_k| to the score: each unit "
+                 "takes the sign of its own w_k"),
+            "T_k ignored: the ceiling for two keys, 1 / (1 + exp(-2a))":
+                (_ceiling_made_like(rivals=lambda T_k: 2),
+                 "the best key shares the softmax with all T_k - 1 other keys: each adds "
+                 "exp(-a) to the denominator"),
+            "all T_k scores equal, 1 / T_k":
+                (_ceiling_made_like(rest=lambda a: a),
+                 "equal scores give the smallest largest weight, not the largest: the best key can "
+                 "score up to a while the others score down to -a"),
+            "T_k rivals beside the best key, 1 / (1 + T_k exp(-2a)) (there are T_k - 1)":
+                (_ceiling_made_like(rivals=lambda T_k: T_k + 1),
+                 "the best key is not its own rival: beside its exp(a) stand T_k - 1 terms "
+                 "exp(-a)"),
         })

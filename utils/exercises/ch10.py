@@ -93,7 +93,7 @@ _MASK_ROUTES = [(utils.attention, "causal_mask")]
 def _check_subsequent_mask(answer, hidden=False):
     answer = _lab_part(answer, "subsequent_mask", "Exercise 10.1")
     refuse_as_is(answer, _MASK_ROUTES, "Exercise 10.1",
-                 "not the lab's code repaired; fix the slip in the lab's own function, in place")
+                 why="not the lab's code repaired; fix the slip in the lab's own function, in place")
     verify_function(
         answer, reference=_causal_mask, inputs=_mask_inputs(hidden), name="Exercise 10.1",
         hint=_check_subsequent_mask.exercise.hint, forbidden=_MASK_ROUTES,
@@ -163,7 +163,7 @@ _ATTENTION_ROUTES = [(F, "scaled_dot_product_attention"),
 def _check_attend(answer, hidden=False):
     answer = _lab_part(answer, "attend", "Exercise 10.2")
     refuse_as_is(answer, _ATTENTION_ROUTES, "Exercise 10.2",
-                 "not the lab's code repaired; fix the slip in the lab's own function, in place")
+                 why="not the lab's code repaired; fix the slip in the lab's own function, in place")
     verify_function(
         answer, reference=_attention, inputs=_attention_inputs(hidden), name="Exercise 10.2",
         hint=_check_attend.exercise.hint, forbidden=_ATTENTION_ROUTES,
@@ -235,7 +235,7 @@ _SPLIT_ROUTES = [(utils.attention.MultiHeadAttention, "_split")]
                "may the head axis move in front of the tokens"), 2)])
 def _check_split_heads(answer, hidden=False):
     refuse_as_is(answer, _SPLIT_ROUTES, "Exercise 10.3",
-                 "not the lab's code repaired; fix the slip in the lab's own function, in place")
+                 why="not the lab's code repaired; fix the slip in the lab's own function, in place")
     verify_function(
         answer, reference=_split_heads, inputs=_split_inputs(hidden), name="Exercise 10.3",
         hint=_check_split_heads.exercise.hint, forbidden=_SPLIT_ROUTES,
@@ -303,7 +303,7 @@ _NORM_ROUTES = [(F, "layer_norm"), (torch, "layer_norm"), (torch, "native_layer_
                "only its outputs differ from other implementations"), 2)])
 def _check_layer_norm(answer, hidden=False):
     refuse_as_is(answer, _NORM_ROUTES, "Exercise 10.4",
-                 "not the lab's code repaired; fix the slip in the lab's own function, in place")
+                 why="not the lab's code repaired; fix the slip in the lab's own function, in place")
     verify_function(
         answer, reference=_layer_norm, inputs=_norm_inputs(hidden), name="Exercise 10.4",
         hint=_check_layer_norm.exercise.hint, forbidden=_NORM_ROUTES,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import math
 from collections.abc import Callable, Iterable
 from dataclasses import replace
@@ -86,8 +87,8 @@ def _predict_ladder(answer, hidden=False, *, rungs: Iterable[str]):
     """Records the predictions, then shows the lab's measured claims next to them (no training here:
     the notebook trains the rungs below and draws this run's values next to the predictions)."""
     names = list(rungs)
-    if len(names) != 7:
-        raise ValueError(f"Exercise 11.1 compares with the lab's seven rungs; got rungs={names}")
+    if len(names) != 8:
+        raise ValueError(f"Exercise 11.1 compares with the lab's eight rungs; got rungs={names}")
     hint = _predict_ladder.exercise.hint
     said = _fractions_in_order(checks.call_answer(answer, (), "Exercise 11.1", hint), names, hint)
     lines = ["Exercise 11.1: your predictions are recorded (full marks for writing them). What the "
@@ -371,60 +372,105 @@ def _order_blind(answer, hidden=False, *, translator: type[nn.Module]):
 
 
 # ---------------------------------------------------------------------------------------------------
-# 11.5 The biggest step
+# 11.5 Is the step bigger than chance?
 # ---------------------------------------------------------------------------------------------------
-def _steps(ladder: dict[str, float]) -> list[tuple[str, float]]:
-    """(rung, gain over the rung just below it) for every rung but the first."""
-    names, values = list(ladder), list(ladder.values())
-    return [(names[i], values[i] - values[i - 1]) for i in range(1, len(names))]
+def _discordant(right_below: torch.Tensor, right_above: torch.Tensor) -> tuple[int, int]:
+    """(gained, lost): the sentences only the upper rung gets right, and those only the lower one does."""
+    return int((right_above & ~right_below).sum()), int((right_below & ~right_above).sum())
 
 
-def _biggest(ladder: dict[str, float]) -> tuple[str, float]:
-    return max(_steps(ladder), key=lambda step: step[1])
+def _at_most(n: int, k: int) -> float:
+    """P[Binomial(n, 1/2) <= k], exactly (integer sums, one correctly rounded division)."""
+    return sum(math.comb(n, i) for i in range(k + 1)) / 2 ** n
 
 
-def _from_first(ladder: dict[str, float]) -> tuple[str, float]:
-    first = next(iter(ladder.values()))
-    return max(((n, v - first) for n, v in list(ladder.items())[1:]), key=lambda step: step[1])
+def _paired_made_like(one_sided: bool = False, uncapped: bool = False, all_sentences: bool = False,
+                      swapped: bool = False) -> Callable[..., tuple[int, int, float]]:
+    """A model answer: the exact two-sided McNemar (sign) test of two rungs on the same sentences (or a
+    slip of it)."""
+    def paired_step(right_below: torch.Tensor, right_above: torch.Tensor) -> tuple[int, int, float]:
+        gained, lost = _discordant(right_below, right_above)
+        n = len(right_below) if all_sentences else gained + lost
+        if n == 0 and not uncapped:
+            return gained, lost, 1.0
+        p = _at_most(n, min(gained, lost)) * (1 if one_sided else 2)
+        p = p if uncapped else min(1.0, p)
+        return (lost, gained, p) if swapped else (gained, lost, p)
+    return paired_step
 
 
-def _largest_change(ladder: dict[str, float]) -> tuple[str, float]:
-    return max(_steps(ladder), key=lambda step: abs(step[1]))
+def _chi_square(right_below: torch.Tensor, right_above: torch.Tensor, corrected: bool = False
+                ) -> tuple[int, int, float]:
+    """McNemar's chi-square approximation (with Edwards' continuity correction if ``corrected``)."""
+    gained, lost = _discordant(right_below, right_above)
+    statistic = max(0, abs(gained - lost) - (1 if corrected else 0)) ** 2 / (gained + lost)
+    return gained, lost, math.erfc(math.sqrt(statistic / 2))       # chi-square with 1 degree of freedom
 
 
-def _name_of_rung_below(ladder: dict[str, float]) -> tuple[str, float]:
-    names = list(ladder)
-    name, gain = _biggest(ladder)
-    return names[names.index(name) - 1], gain
+def _chi_square_corrected(right_below: torch.Tensor, right_above: torch.Tensor
+                          ) -> tuple[int, int, float]:
+    return _chi_square(right_below, right_above, corrected=True)
 
 
-def _first_rung_from_zero(ladder: dict[str, float]) -> tuple[str, float]:
-    return max([next(iter(ladder.items())), *_steps(ladder)], key=lambda step: step[1])
+def _two_proportions(right_below: torch.Tensor, right_above: torch.Tensor) -> tuple[int, int, float]:
+    """The unpaired route: a two-proportion z-test on the two exact-match rates."""
+    gained, lost = _discordant(right_below, right_above)
+    n = len(right_below)
+    below, above = right_below.float().mean().item(), right_above.float().mean().item()
+    pooled = (below + above) / 2
+    z = (above - below) / math.sqrt(pooled * (1 - pooled) * 2 / n)
+    return gained, lost, math.erfc(abs(z) / math.sqrt(2))
 
 
-def _ladder_inputs(hidden: bool) -> list[tuple[dict[str, float]]]:
-    # exact match values that are exact in binary, so that a gain is the same whichever way it is
-    # computed (the answer is compared with ==)
-    if hidden:
-        return [({"r0": 0.875, "r1": 0.5, "r2": 0.625},),               # a high first rung
-                ({"a": 0.75, "b": 0.5, "c": 0.125, "d": 0.0},),         # every step a drop
-                ({"0: chapter 3": 0.0, "1: + positions": 0.3125, "2: + 4 heads": 0.5,
-                  "3: + feed-forward": 0.5625, "4: + Add & Norm": 0.625,
-                  "5: + self-attention": 0.0625, "6: + causal mask": 0.9375},)]
-    return [({"a": 0.0, "b": 0.375, "c": 0.5, "d": 0.75},),
-            ({"a": 0.25, "b": 0.875, "c": 0.0625, "d": 0.625},),
-            ({"base": 0.25, "next": 0.125},)]
+def _sentences(seed: int, both_right: int, gained: int, lost: int, both_wrong: int
+               ) -> tuple[torch.Tensor, torch.Tensor]:
+    """(right_below, right_above) for sentences with these counts, in a shuffled order."""
+    below = [True] * both_right + [False] * gained + [True] * lost + [False] * both_wrong
+    above = [True] * both_right + [True] * gained + [False] * lost + [False] * both_wrong
+    order = torch.randperm(len(below), generator=torch.Generator().manual_seed(seed))
+    return torch.tensor(below)[order], torch.tensor(above)[order]
 
 
-@exercise("11.5", "The biggest step", "Easy", 10,
-          hint="compare each rung with the one just below it, not with the first rung; keep the sign, "
-               "since a rung that loses accuracy has taken a step down",
+def _paired_inputs(hidden: bool) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    if hidden:  # other sizes, no disagreement at all, a lone one, large counts with tiny p, a tie
+        return [_sentences(151, 180, 150, 90, 80), _sentences(152, 7, 0, 0, 0),
+                _sentences(153, 2, 0, 0, 5), _sentences(154, 0, 1, 0, 0),
+                _sentences(155, 440, 30, 0, 30), _sentences(156, 100, 45, 45, 310),
+                _sentences(157, 6, 0, 3, 1)]
+    return [_sentences(51, 20, 9, 2, 9), _sentences(52, 31, 3, 10, 16), _sentences(53, 9, 4, 4, 8)]
+
+
+def _library_tests() -> list[tuple[object, str]]:
+    """The ready-made tests of the statistics libraries installed here, to be refused."""
+    routes = []
+    for module, names in (("scipy.stats", ("binomtest", "binom_test")),
+                          ("statsmodels.stats.contingency_tables", ("mcnemar",)),
+                          ("statsmodels.stats.proportion", ("binom_test",))):
+        try:
+            found = importlib.import_module(module)
+        except ImportError:
+            continue
+        routes += [(found, name) for name in names if hasattr(found, name)]
+    return routes
+
+
+@exercise("11.5", "Is the step bigger than chance?", "Medium", 20,
+          hint="count gained with right_above & ~right_below and lost the other way round; only these "
+               "n = gained + lost sentences count, each going either way with probability 1/2 if the "
+               "rungs are equally good: add math.comb(n, i) / 2**n for i = 0..min(gained, lost), double "
+               "it, cap it at 1, and return 1.0 when n == 0",
           questions=[Question(
-              "On your own ladder, is the biggest step the one you predicted?",
-              ("names the biggest step of their own ladder (on the authors' runs rung 6, the causal "
-               "mask) and compares it with their prediction", "rung 6's step is large because rung 5 "
-               "fell so low: it mostly repairs the damage of the step before", "the size of a step "
-               "depends on the rung it starts from, so each step is read with the rung below it"), 2),
+              "Which steps of your ladder are beyond chance at p < 0.01, and which are not? What would "
+              "you change to tell the small middle steps apart?",
+              ("a paired test, each rung against the rung below on the same test sentences: only the "
+               "sentences on which they disagree count",
+               "names the steps of their own ladder beyond p < 0.01 (the large ones: positions, the "
+               "heads, the fall at rung 5, the causal mask; on the authors' runs Add & Norm too) and "
+               "those that are not: typically the feed-forward network at rung 3, whose verdict changes "
+               "from one training seed to another",
+               "several training seeds per rung, compared seed by seed, and more test sentences: the "
+               "variation from seed to seed is a second source of noise that the test over sentences "
+               "does not cover"), 2),
               Question(
                   "The capstone's write-up: for every rung where your prediction (Exercise 11.1) was off "
                   "by more than 0.2, a paragraph on what you expected and what the lab measured.",
@@ -434,20 +480,32 @@ def _ladder_inputs(hidden: bool) -> list[tuple[dict[str, float]]]:
                    "random later inputs, greedy exact match near 0)",
                    "explains what the causal mask restores at rung 6, and any other miss (such as "
                    "positions at rung 1) with the lab's own numbers"), 3)])
-def _biggest_step(answer, hidden=False):
+def _paired_step(answer, hidden=False):
+    exact = "with few discordant sentences the approximation is off: sum math.comb(n, i) / 2**n exactly"
     verify_function(
-        answer, reference=_biggest, inputs=_ladder_inputs(hidden), name="Exercise 11.5",
-        hint=_biggest_step.exercise.hint,
+        answer, reference=_paired_made_like(), inputs=_paired_inputs(hidden), name="Exercise 11.5",
+        hint=_paired_step.exercise.hint, forbidden=_library_tests(),
         mistakes={
-            "gains measured from the first rung instead of the rung just below":
-                (_from_first, "subtract the exact match of the rung just below, values[i - 1], not "
-                 "that of the first rung"),
-            "the largest change in either direction (a drop is not a gain)":
-                (_largest_change, "keep the sign of each step: compare the gains themselves, not "
-                 "their sizes"),
-            "the name of the rung below the biggest step (the step belongs to the rung that takes it)":
-                (_name_of_rung_below, "a gain values[i] - values[i - 1] is the step of rung i: "
-                 "return names[i]"),
-            "the first rung counted as a step up from zero (it has nothing below it)":
-                (_first_rung_from_zero, "start at the second rung: the first is never the answer"),
+            "an unpaired test (a two-proportion z-test on the two exact-match rates)": (
+                _two_proportions,
+                "both rungs translate the same sentences: test the ones on which they disagree, not "
+                "the two rates as if they came from different sentences"),
+            "gained and lost swapped": (
+                _paired_made_like(swapped=True),
+                "gained counts the sentences that right_above has right and right_below wrong"),
+            "a one-sided p-value (the factor 2 forgotten)": (
+                _paired_made_like(one_sided=True),
+                "the question is whether the rungs differ in either direction: double the smaller tail"),
+            "a p-value above 1 (the cap at 1, or the case n = 0, forgotten)": (
+                _paired_made_like(uncapped=True),
+                "when gained == lost both tails hold the middle count: cap with min(1, ...), and "
+                "return 1.0 when n == 0"),
+            "n counted as all test sentences, not only those where the rungs disagree": (
+                _paired_made_like(all_sentences=True),
+                "a sentence both rungs get right, or both get wrong, says nothing about which is "
+                "better: n = gained + lost"),
+            "McNemar's chi-square (normal) approximation instead of the exact test": (
+                _chi_square, exact),
+            "McNemar's chi-square approximation with the continuity correction instead of the exact "
+            "test": (_chi_square_corrected, exact),
         })

@@ -18,6 +18,7 @@ import torch
 
 from utils import checks
 from utils.checks import CheckFailed
+from utils.language import HINT, say
 
 
 def _library_prefixes() -> tuple[str, ...]:
@@ -65,8 +66,8 @@ def python_steps(answer: Callable[..., Any], args: Sequence[Any], name: str,
     try:
         result = answer(*args)
     except Exception as err:  # noqa: BLE001 - a learner's code may raise anything
-        raise CheckFailed(f"{name}: your function raised {type(err).__name__}: {err} (on "
-                          f"{where})") from None
+        raise CheckFailed(say("{name}: your function raised {kind}: {err} (on {where})", name=name,
+                              kind=type(err).__name__, err=err, where=where)) from None
     finally:
         sys.settrace(before)
     return count, result
@@ -79,24 +80,24 @@ def refuse_python_loops(answer: Callable[..., Any], small: Sequence[Any], large:
     few, _ = python_steps(answer, small, name, sizes[0])
     many, _ = python_steps(answer, large, name, sizes[1])
     if many - few >= threshold:
-        raise CheckFailed(
-            f"{name}: your values are right, but your own Python code runs {few} steps on {sizes[0]} "
-            f"and {many} on {sizes[1]}: that is a Python loop (a for or while loop, a comprehension, "
-            "map with a lambda, or a recursion), which this exercise asks you to do without"
-            f"\nHint: {hint}")
+        raise CheckFailed(say("{name}: your values are right, but your own Python code runs {few} steps on "
+                              "{small} and {many} on {large}: that is a Python loop (a for or while "
+                              "loop, a comprehension, map with a lambda, or a recursion), which this "
+                              "exercise asks you to do without", name=name, few=few, small=sizes[0],
+                              many=many, large=sizes[1]) + say(HINT, hint=hint))
 
 
 def refuse_non_int(answer: Callable[..., Any], args: Sequence[Any], name: str) -> None:
     """Refuse an answer whose value is right but is not a Python ``int`` (a tensor, a float)."""
-    _, result = python_steps(answer, args, name, f"the input {args!r}")
+    _, result = python_steps(answer, args, name, say("the input {args}", args=repr(args)))
     if isinstance(result, bool) or not isinstance(result, int):
-        raise CheckFailed(f"{name}: the count is right, but it is a {type(result).__name__}; the "
-                          "exercise asks for a Python int\nHint: int(...) turns a one-element "
-                          "tensor into a Python int")
+        raise CheckFailed(say("{name}: the count is right, but it is a {kind}; the exercise asks for a "
+                              "Python int", name=name, kind=type(result).__name__)
+                          + say(HINT, hint=say("int(...) turns a one-element tensor into a Python int")))
 
 
-def refuse_as_is(answer: Any, routes: Sequence[tuple[Any, str]], name: str, why: str = "the exercise "
-                 "asks you to write it without that function") -> None:
+def refuse_as_is(answer: Any, routes: Sequence[tuple[Any, str]], name: str,
+                 why: str | None = None) -> None:
     """Refuse an answer that *is* a refused function, or a ``functools.partial`` or wrapper of one
     (``subsequent_mask = causal_mask``): held as it is, it would bypass the refusal, which replaces the
     function where it is looked up."""
@@ -105,7 +106,9 @@ def refuse_as_is(answer: Any, routes: Sequence[tuple[Any, str]], name: str, why:
         original = getattr(owner, attribute)
         if answer is original or inner is original:
             label = f"{getattr(owner, '__name__', type(owner).__name__)}.{attribute}"
-            raise CheckFailed(f"{name}: your answer is {label} itself; {why}")
+            why = why or say("the exercise asks you to write it without that function")
+            raise CheckFailed(say("{name}: your answer is {label} itself; {why}", name=name, label=label,
+                                  why=why))
 
 
 def built_with_seed(seed: int, build: Callable[[], Any]) -> Any:
