@@ -1,10 +1,10 @@
-"""Install what the browser test needs: a Chromium, and a local copy of MathJax 3 for the book.
+"""Install what the browser test needs: a Chromium, a local copy of MathJax 3 for the book, and axe-core.
 
-    python scripts/install_browser.py            # both (what `make test` runs)
+    python scripts/install_browser.py            # all three (what `make test` runs)
     python scripts/install_browser.py --mathjax  # only MathJax (enough for `make book`)
     python scripts/install_browser.py --check    # install nothing; say what is there, exit 1 if not all
 
-Quick and idempotent: when both are already there it prints two lines and exits.
+Quick and idempotent: when all are already there it prints three lines and exits.
 
 - Chromium: any of ``$CHROMIUM_PATH``, ``/usr/bin/chromium``, ``chromium``, ``chromium-browser``,
   ``google-chrome`` on the PATH is used. When none is found and we are root on a system with
@@ -18,6 +18,10 @@ Quick and idempotent: when both are already there it prints two lines and exits.
   ``html_static_path`` (so the book serves ``_static/mathjax/``) and sets ``mathjax_path`` to
   ``mathjax/tex-mml-chtml.js``. Not ``_static/``: Jupyter Book would load every .js file in a root
   ``_static/`` folder on every page.
+- axe-core: the accessibility engine the browser test runs on every page (WCAG 2.1 A and AA rules).
+  The npm registry's ``axe-core`` package (pinned below) gives ``axe.min.js``, kept in
+  ``.test_tools/axe-core/`` (a folder that ignores itself in git), outside the book: readers never
+  load it; the test injects it into each page it visits.
 """
 
 from __future__ import annotations
@@ -38,6 +42,11 @@ MATHJAX_DIR = VENDOR_DIR / "mathjax"
 MATHJAX_ENTRY = "tex-mml-chtml.js"  # the combined file Sphinx 7 loads by default
 # Parts of the npm package the book does not need (SVG output, the "full" bundles, node entry points).
 _SKIP_PARTS = ("svg", "-full", "node-main", "adaptors")
+
+AXE_VERSION = "4.14.1"
+TEST_TOOLS_DIR = ROOT / ".test_tools"  # what only the tests use; ignores itself in git
+AXE_DIR = TEST_TOOLS_DIR / "axe-core"
+AXE_SCRIPT = AXE_DIR / "axe.min.js"
 
 CHROMIUM_CANDIDATES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 APT_PACKAGES = ["chromium"]
@@ -175,21 +184,65 @@ def install_mathjax(quiet: bool = False) -> bool:
     return True
 
 
+def axe_installed() -> bool:
+    """True when the pinned axe-core is in ``.test_tools/axe-core``."""
+    stamp = AXE_DIR / ".version"
+    return AXE_SCRIPT.is_file() and stamp.is_file() and stamp.read_text().strip() == AXE_VERSION
+
+
+def install_axe(quiet: bool = False) -> bool:
+    """Unpack axe-core's ``axe.min.js`` and licence (from the npm registry) unless already there."""
+    if axe_installed():
+        if not quiet:
+            print(f"axe-core: found {AXE_VERSION} in {AXE_DIR.relative_to(ROOT)}/")
+        return True
+    npm = shutil.which("npm")
+    if npm is None:
+        print("axe-core: `npm` is missing, so the browser test cannot check accessibility (it skips that "
+              "test, and fails under CI). Install Node.js/npm (Debian: `apt-get install npm`) and run this "
+              "script again.")
+        return False
+    print(f"axe-core: fetching axe-core@{AXE_VERSION} from the npm registry ...", flush=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        result = subprocess.run([npm, "pack", f"axe-core@{AXE_VERSION}", "--silent"], cwd=tmp,
+                                capture_output=True, text=True)
+        tarballs = list(Path(tmp).glob("axe-core-*.tgz"))
+        if result.returncode != 0 or not tarballs:
+            print(f"axe-core: `npm pack` failed:\n{result.stderr[-2000:]}")
+            return False
+        staging = AXE_DIR.with_name("axe-core.partial")
+        shutil.rmtree(staging, ignore_errors=True)
+        staging.mkdir(parents=True)
+        with tarfile.open(tarballs[0]) as tar:
+            for name, target in (("package/axe.min.js", "axe.min.js"), ("package/LICENSE", "LICENSE")):
+                source = tar.extractfile(tar.getmember(name))
+                if source is not None:
+                    (staging / target).write_bytes(source.read())
+        (staging / ".version").write_text(AXE_VERSION + "\n")
+        shutil.rmtree(AXE_DIR, ignore_errors=True)
+        staging.rename(AXE_DIR)
+    (TEST_TOOLS_DIR / ".gitignore").write_text("# Made by scripts/install_browser.py (not in git).\n*\n")
+    print(f"axe-core: installed {AXE_VERSION} in {AXE_DIR.relative_to(ROOT)}/")
+    return True
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mathjax", action="store_true", help="only install the local MathJax")
     parser.add_argument("--check", action="store_true", help="install nothing; report and exit 1 if missing")
     args = parser.parse_args(argv)
     if args.check:
-        chromium, mathjax = find_chromium(), mathjax_installed()
+        chromium, mathjax, axe = find_chromium(), mathjax_installed(), axe_installed()
         print(f"Chromium: {chromium or 'missing'}")
         print(f"MathJax: {'installed' if mathjax else 'missing'} ({MATHJAX_DIR.relative_to(ROOT)}/)")
-        return 0 if (chromium and mathjax) else 1
+        print(f"axe-core: {'installed' if axe else 'missing'} ({AXE_DIR.relative_to(ROOT)}/)")
+        return 0 if (chromium and mathjax and axe) else 1
     # Neither is fatal here: without Chromium the browser test says why it skips (and fails under CI);
     # without npm the book loads MathJax from a CDN, and the browser test reports the offline math.
     install_mathjax()
     if not args.mathjax:
         install_chromium()
+        install_axe()
     return 0
 
 

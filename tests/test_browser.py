@@ -8,6 +8,8 @@ the 672-px column and the figure opens full size on a click, code boxes show the
 scrolling, solutions start collapsed and open on a click, and the Colab link opens this chapter's
 notebook. On every page no display formula is wider than the column at desktop width. At phone width
 (390 px) no page scrolls sideways, and a formula wider than the phone scrolls visibly in its own box.
+axe-core (``scripts/install_browser.py`` installs it) finds no violation of the WCAG 2.1 A and AA rules
+on any page of the three books.
 A full-page screenshot of every page at desktop and at phone width goes to
 ``_build/screenshots/{desktop,phone}/`` for review, and each figure's measured text size to
 ``_build/screenshots/figure_text.tsv``.
@@ -128,6 +130,14 @@ def browser(chromium: str):
 
 
 @pytest.fixture(scope="module")
+def axe_script() -> str | None:
+    """axe-core's script (scripts/install_browser.py installs it), or None where it cannot be had."""
+    if not install_browser.axe_installed() and shutil.which("npm"):
+        install_browser.install_axe(quiet=True)
+    return install_browser.AXE_SCRIPT.read_text(encoding="utf-8") if install_browser.axe_installed() else None
+
+
+@pytest.fixture(scope="module")
 def screenshots(built_book: Path) -> Path:
     """The screenshots folder, emptied once per test run (under xdist, by whichever worker comes first)."""
     from filelock import FileLock
@@ -178,6 +188,28 @@ class Visit:
 
     def close(self):
         self.context.close()
+
+
+# axe-core's WCAG 2.1 A and AA rules on the page as loaded; each violation with the elements it found.
+_AXE_RUN = """async () => {
+    const result = await axe.run(document, {runOnly: {type: 'tag',
+        values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']}});
+    return result.violations.map(v => ({id: v.id, impact: v.impact, help: v.help, count: v.nodes.length,
+                                        nodes: v.nodes.slice(0, 3).map(n => n.target.join(' '))}));
+}"""
+
+
+def run_axe(page, script: str | None) -> list[dict] | None:
+    """axe-core's violations on the page (``None`` when axe-core is not installed)."""
+    if script is None:
+        return None
+    page.add_script_tag(content=script)
+    return page.evaluate(_AXE_RUN)
+
+
+def axe_problems(violations: list[dict]) -> list[str]:
+    return [f"{v['id']} ({v['impact']}, {v['count']} elements, e.g. {v['nodes']}): {v['help']}"
+            for v in violations]
 
 
 _WAIT_FOR_MATHJAX = """async () => {
@@ -401,10 +433,10 @@ def _open_solutions(page) -> list[dict]:
     return found
 
 
-def _visit_at_desktop_width(browser, base: str, page_name: str, screenshots: Path) -> dict:
+def _visit_at_desktop_width(browser, base: str, page_name: str, screenshots: Path, axe: str | None) -> dict:
     """Everything the desktop tests read from one page, in one visit: the page's facts and text, its
-    figures and code boxes as laid out, a full-page screenshot (solutions still collapsed), then each
-    solution opened by a click."""
+    figures, code boxes and display math as laid out, a full-page screenshot and axe-core's findings
+    (solutions still collapsed), then each solution opened by a click."""
     visit = Visit(browser, base, page_name)
     try:
         record = {"facts": visit.page.evaluate(_PAGE_FACTS),
@@ -414,6 +446,7 @@ def _visit_at_desktop_width(browser, base: str, page_name: str, screenshots: Pat
                   "code_boxes": visit.page.evaluate(_CODE_BOXES),
                   "wide_math": visit.page.evaluate(_WIDE_MATH)}
         visit.page.screenshot(path=str(screenshots / "desktop" / _png_name(page_name)), full_page=True)
+        record["axe"] = run_axe(visit.page, axe)
         record["solutions"] = _open_solutions(visit.page) if page_name in _exercise_pages() else []
     finally:
         visit.close()
@@ -422,10 +455,10 @@ def _visit_at_desktop_width(browser, base: str, page_name: str, screenshots: Pat
 
 
 @pytest.fixture(scope="module")
-def desktop_visit(site, browser, screenshots):
+def desktop_visit(site, browser, screenshots, axe_script):
     """page name -> what one visit at desktop width measured (``_visit_at_desktop_width``).
 
-    Four tests read each page at desktop width; a page is loaded once per test run for all of them,
+    Six tests read each page at desktop width; a page is loaded once per test run for all of them,
     also across xdist workers: the first worker to need it visits it and leaves the record in a JSON
     file under a file lock, and the others read that file."""
     from filelock import FileLock
@@ -443,7 +476,7 @@ def desktop_visit(site, browser, screenshots):
                 saved = json.loads(path.read_text())
                 if saved.get("run") == test_run_id():
                     return saved["record"]
-            record = _visit_at_desktop_width(browser, base, page_name, screenshots)
+            record = _visit_at_desktop_width(browser, base, page_name, screenshots, axe_script)
             path.write_text(json.dumps({"run": test_run_id(), "record": record}))
         return record
 
@@ -495,6 +528,24 @@ def test_display_math_fits_the_column(page_name, desktop_visit):
             for f in desktop_visit(page_name)["wide_math"]]
     assert not wide, (f"{page_name}: display math wider than the column at {DESKTOP['width']} px "
                       "(break it into aligned lines):\n  " + "\n  ".join(wide))
+
+
+def _no_axe() -> None:
+    reason = ("axe-core is not installed (python scripts/install_browser.py fetches it from the npm "
+              "registry; it needs npm)")
+    if os.environ.get("CI"):
+        pytest.fail(reason)
+    pytest.skip(reason)
+
+
+@pytest.mark.parametrize("page_name", PAGES)
+def test_page_meets_wcag_2_1_aa(page_name, desktop_visit):
+    """axe-core finds no violation of the WCAG 2.1 A and AA rules on the page as a reader loads it."""
+    violations = desktop_visit(page_name)["axe"]
+    if violations is None:
+        _no_axe()
+    assert not violations, f"{page_name}: accessibility (axe-core, WCAG 2.1 AA):\n  " + "\n  ".join(
+        axe_problems(violations))
 
 
 def test_a_figure_opens_full_size_on_click(site, browser):
@@ -584,7 +635,7 @@ def _is_reference_entry(text: str) -> bool:
 
 @pytest.mark.parametrize("language", list(LANGUAGES))
 @pytest.mark.parametrize("page_name", PAGES)
-def test_translated_page_reads_well(language, page_name, site, browser, screenshots, anchors):
+def test_translated_page_reads_well(language, page_name, site, browser, screenshots, anchors, axe_script):
     """Each page of each Chinese book: its language declared, math typeset, figures shown, nothing
     left in English but code, outputs and figure labels, and a switcher that leads to the same page in
     English."""
@@ -597,6 +648,7 @@ def test_translated_page_reads_well(language, page_name, site, browser, screensh
         facts = visit.page.evaluate(_PAGE_FACTS)
         untranslated = visit.page.evaluate(_UNTRANSLATED)
         wide_math = visit.page.evaluate(_WIDE_MATH)
+        violations = run_axe(visit.page, axe_script)
         switcher = visit.page.evaluate(
             "() => Array.from(document.querySelectorAll('nav.course-languages a')).map(a => a.href)")
         folder = screenshots / f"desktop_{language}"
@@ -618,6 +670,7 @@ def test_translated_page_reads_well(language, page_name, site, browser, screensh
     problems += [f"request to outside the book (fails offline): {url}" for url in visit.external]
     problems += [f"failed to load: {item}" for item in visit.failed]
     problems += link_problems(facts["links"], base, html, anchors)
+    problems += [f"accessibility: {problem}" for problem in axe_problems(violations or [])]
     if page_name == "book/references":
         untranslated = [text for text in untranslated if not _is_reference_entry(text)]
     problems += [f"left in English: {text[:90]!r}" for text in untranslated[:8]]

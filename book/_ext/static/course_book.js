@@ -55,3 +55,45 @@
     setUp();
   }
 })();
+
+// Every control's accessible name contains what it shows (WCAG 2.1, 2.5.3 "Label in Name"): someone
+// who speaks to the page says what they see. The theme names some controls with an aria-label that
+// differs from their visible text ("Search" on a button that shows "Search Ctrl+K"; "Toggle hidden
+// content" on a summary that shows "Show code cell source"): those take their name from their text
+// instead. The colour-mode button keeps its label; its icons, whose titles name the current mode, are
+// hidden from assistive technology, titles included (the label says what the button does).
+(function () {
+  "use strict";
+
+  function shownText(element) {
+    return (element.innerText || "").replace(/\s+/g, " ").trim();
+  }
+
+  function nameByText() {
+    document.querySelectorAll("button[aria-label], summary[aria-label], a[aria-label]")
+      .forEach(function (control) {
+        const shown = shownText(control).toLowerCase();
+        const label = control.getAttribute("aria-label").toLowerCase();
+        if (shown && !label.includes(shown)) control.removeAttribute("aria-label");
+      });
+    document.querySelectorAll(".theme-switch-button svg, .theme-switch-button i")
+      .forEach(function (icon) {
+        icon.setAttribute("aria-hidden", "true");
+        icon.removeAttribute("aria-labelledby");
+        icon.removeAttribute("role");
+        icon.querySelectorAll("title").forEach(function (title) { title.remove(); });
+      });
+  }
+
+  // The theme draws its icons (Font Awesome) and some controls from scripts of its own: fix the
+  // names once the page has loaded, and again whenever those controls change.
+  window.addEventListener("load", function () {
+    nameByText();
+    const observer = new MutationObserver(function () {
+      observer.disconnect();
+      nameByText();
+      observer.observe(document.body, {childList: true, subtree: true});
+    });
+    observer.observe(document.body, {childList: true, subtree: true});
+  });
+})();
