@@ -355,19 +355,16 @@ _SIDEWAYS = """() => {
 
 
 @pytest.mark.parametrize("page_name", PAGES)
-def test_page_fits_a_phone(page_name, site, browser, screenshots):
-    """At 390 px nothing makes the page scroll sideways (code boxes scroll inside themselves)."""
+def test_page_fits_a_phone(page_name, site, desktop_visit, screenshots):
+    """At 390 px nothing makes the page scroll sideways (code boxes scroll inside themselves).
+
+    Measured in the shared visit, with the viewport narrowed to a phone's after the desktop
+    measurements (the layout follows CSS media queries, so a reload would show the same page)."""
     base, html = site
-    visit = Visit(browser, base, page_name, viewport=PHONE)
-    try:
-        overflow = visit.page.evaluate(_SIDEWAYS)
-        figures = visit.page.evaluate(_FIGURES)
-        wide_math = visit.page.evaluate(_WIDE_MATH)
-        visit.page.screenshot(path=str(screenshots / "phone" / _png_name(page_name)), full_page=True)
-    finally:
-        visit.close()
+    phone = desktop_visit(page_name)["phone"]
+    overflow, wide_math = phone["overflow"], phone["wide_math"]
     # On a phone figures shrink further; the reader taps one to see it full size. Reported, not failed.
-    _report_figures(screenshots, html, page_name, "phone", figures)
+    _report_figures(screenshots, html, page_name, "phone", phone["figures"])
     assert overflow["scroll"] <= overflow["width"] + 1, (
         f"{page_name}: at {PHONE['width']} px the page is {overflow['scroll']} px wide and scrolls "
         f"sideways; widest elements: {overflow['wide']}")
@@ -436,10 +433,22 @@ def _open_solutions(page) -> list[dict]:
     return found
 
 
+def _measure_at_phone_width(page, screenshots: Path, page_name: str) -> dict:
+    """The page narrowed to a phone's width: sideways overflow, figures, wide formulas, a screenshot;
+    then back to desktop width."""
+    page.set_viewport_size(PHONE)
+    page.evaluate("() => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)))")
+    measured = {"overflow": page.evaluate(_SIDEWAYS), "figures": page.evaluate(_FIGURES),
+                "wide_math": page.evaluate(_WIDE_MATH)}
+    page.screenshot(path=str(screenshots / "phone" / _png_name(page_name)), full_page=True)
+    page.set_viewport_size(DESKTOP)
+    return measured
+
+
 def _visit_at_desktop_width(browser, base: str, page_name: str, screenshots: Path, axe: str | None) -> dict:
-    """Everything the desktop tests read from one page, in one visit: the page's facts and text, its
+    """Everything the page tests read from one page, in one visit: the page's facts and text, its
     figures, code boxes and display math as laid out, a full-page screenshot and axe-core's findings
-    (solutions still collapsed), then each solution opened by a click."""
+    (solutions still collapsed), the same at a phone's width, then each solution opened by a click."""
     visit = Visit(browser, base, page_name)
     try:
         record = {"facts": visit.page.evaluate(_PAGE_FACTS),
@@ -450,6 +459,7 @@ def _visit_at_desktop_width(browser, base: str, page_name: str, screenshots: Pat
                   "wide_math": visit.page.evaluate(_WIDE_MATH)}
         visit.page.screenshot(path=str(screenshots / "desktop" / _png_name(page_name)), full_page=True)
         record["axe"] = run_axe(visit.page, axe)
+        record["phone"] = _measure_at_phone_width(visit.page, screenshots, page_name)
         record["solutions"] = _open_solutions(visit.page) if page_name in _exercise_pages() else []
     finally:
         visit.close()
@@ -461,8 +471,8 @@ def _visit_at_desktop_width(browser, base: str, page_name: str, screenshots: Pat
 def desktop_visit(site, browser, screenshots, axe_script):
     """page name -> what one visit at desktop width measured (``_visit_at_desktop_width``).
 
-    Six tests read each page at desktop width; a page is loaded once per test run for all of them,
-    also across xdist workers: the first worker to need it visits it and leaves the record in a JSON
+    Seven tests read each page (six at desktop width, one at a phone's); a page is loaded once per
+    test run for all of them, also across xdist workers: the first worker to need it visits it and leaves the record in a JSON
     file under a file lock, and the others read that file."""
     from filelock import FileLock
 
@@ -701,3 +711,95 @@ def test_language_switcher_leads_round_the_languages(site, browser):
             assert visit.page.evaluate("() => document.documentElement.lang") == lang
     finally:
         visit.close()
+
+
+# --- the interactive attention views (utils/views.py) ----------------------------------------------
+
+VIEW_PAGE = "chapters/08_transformer_decoder"
+_VIEW_DATA = """() => Array.from(document.querySelectorAll('div.course-attn')).map(root => ({
+    id: root.id, ready: root.classList.contains('course-attn-ready'),
+    data: JSON.parse(root.querySelector('script.course-attn-data').textContent)}))"""
+_VIEW_WORDS = {"": ("Head view", "masked"), "zh_CN/": ("头视图", "被遮住"), "zh_TW/": ("頭視圖", "被遮住")}
+
+
+def _shown_key_weights(view) -> list[str]:
+    return view.locator(".course-attn-w[data-side=k]").evaluate_all("nodes => nodes.map(n => n.textContent)")
+
+
+@pytest.mark.parametrize("width", ["desktop", "phone"])
+@pytest.mark.parametrize("book", list(_VIEW_WORDS))
+def test_attention_view_shows_the_models_weights(book, width, site, browser):
+    """Chapter 8's view of the trained Transformer, in each book at desktop and phone width: hovering
+    query i in layer l, head h shows the weights the notebook embedded (which the notebook checks are
+    the model's to 5e-4) to 1e-3; the decoder's future keys read "masked"; every token is reached by
+    Tab and the arrow keys; no request leaves the page and no script fails."""
+    base, html = site
+    if book and not (html / book).is_dir():
+        pytest.skip(f"no {book} book")
+    visit = Visit(browser, base, book + VIEW_PAGE, viewport=DESKTOP if width == "desktop" else PHONE)
+    console = []
+    visit.page.on("console", lambda msg: console.append(msg.text) if msg.type == "error" else None)
+    try:
+        page = visit.page
+        views = page.evaluate(_VIEW_DATA)
+        assert views and all(v["ready"] for v in views), f"views on the page: {[v['id'] for v in views]}"
+        found = [v for v in views if [m["kind"] for m in v["data"]["examples"][0]["maps"]]
+                 == ["encoder", "decoder_self", "cross"]]
+        assert found, "no encoder-decoder view on chapter 8's page"
+        root_id, data = found[0]["id"], found[0]["data"]
+        assert len(data["examples"]) >= 5, "the sentence picker offers at least 5 sentences"
+        view = page.locator(f"#{root_id}")
+        head_label, masked = _VIEW_WORDS[book]
+        assert view.locator(".course-attn-tab").first.text_content() == head_label
+        selects = view.locator("select")
+        example = len(data["examples"]) - 1  # the failure
+        selects.nth(0).select_option(str(example))
+        maps = data["examples"][example]["maps"]
+        for kind_index, maps_of_kind in enumerate(maps):
+            selects.nth(1).select_option(str(kind_index))
+            layers, heads = len(maps_of_kind["weights"]), len(maps_of_kind["weights"][0])
+            layer, head = layers - 1, heads - 1
+            selects.nth(2).select_option(str(layer))
+            view.locator(f".course-attn-head[data-head='{head}']").click(modifiers=["Shift"])
+            assert view.locator(".course-attn-head[aria-pressed=true]").count() == 1
+            i = len(maps_of_kind["queries"]) // 2
+            view.locator(".course-attn-token.course-attn-q").nth(i).hover()
+            shown = _shown_key_weights(view)
+            want = maps_of_kind["weights"][layer][head][i]
+            for j, (text, thousandths) in enumerate(zip(shown, want, strict=True)):
+                if maps_of_kind["causal"] and j > i:
+                    assert text == masked, f"{maps_of_kind['kind']}: key {j} after query {i} shows {text!r}"
+                else:
+                    assert abs(float(text) - thousandths / 1000) <= 1e-3, (
+                        f"{maps_of_kind['kind']} layer {layer} head {head} query {i} key {j}: the page "
+                        f"shows {text}, the model's weight is {thousandths / 1000}")
+        # keyboard: Tab from the first query reaches the next; the arrow keys walk every token
+        queries = view.locator(".course-attn-token.course-attn-q")
+        keys = view.locator(".course-attn-token.course-attn-k")
+        queries.first.focus()
+        page.keyboard.press("Tab")
+        assert page.evaluate("() => document.activeElement.getAttribute('data-index')") == "1"
+        queries.first.focus()
+        reached = set()
+        for _ in range(queries.count()):
+            reached.add(page.evaluate("() => 'q' + document.activeElement.getAttribute('data-index')"))
+            page.keyboard.press("ArrowDown")
+        page.keyboard.press("ArrowRight")  # from a query across to the keys
+        assert page.evaluate("() => document.activeElement.getAttribute('data-side')") == "k"
+        keys.first.focus()
+        for _ in range(keys.count()):
+            reached.add(page.evaluate("() => 'k' + document.activeElement.getAttribute('data-index')"))
+            page.keyboard.press("ArrowDown")
+        assert len(reached) == queries.count() + keys.count(), f"the keyboard reached {sorted(reached)}"
+        assert view.locator(".course-attn-status").text_content().strip(), "no text for screen readers"
+        # the model view: a map per layer and head
+        view.locator(".course-attn-tab").nth(1).click()
+        assert view.locator(".course-attn-thumb").count() == layers * heads
+        overflow = page.evaluate(_SIDEWAYS)
+    finally:
+        visit.close()
+    assert not visit.external, f"requests to outside the book: {visit.external}"
+    assert not visit.failed, f"failed to load: {visit.failed}"
+    assert not visit.script_errors and not console, f"script errors: {visit.script_errors + console}"
+    assert overflow["scroll"] <= overflow["width"] + 1, (
+        f"at {width} width the page scrolls sideways: {overflow['wide']}")

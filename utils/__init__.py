@@ -16,6 +16,7 @@ Modules, one per subject, imported by the chapter notebooks:
 - ``utils.corpus``      a loader for a real parallel corpus (Tatoeba English-French), for online readers
 - ``utils.train``       a training loop with progress bars, evaluation helpers
 - ``utils.plots``       attention heatmaps and other figures, readable at the book's column width
+- ``utils.views``       interactive attention views (head view, model view) of the course's own models
 - ``utils.diagrams``    the visual vocabulary of the architecture diagrams (colours, boxes, arrows)
 - ``utils.architectures`` the architecture diagrams, drawn from a model's own configuration
 - ``utils.checks``      auto-checks for the exercises, with hints
