@@ -472,8 +472,8 @@ def desktop_visit(site, browser, screenshots, axe_script):
     """page name -> what one visit at desktop width measured (``_visit_at_desktop_width``).
 
     Seven tests read each page (six at desktop width, one at a phone's); a page is loaded once per
-    test run for all of them, also across xdist workers: the first worker to need it visits it and leaves the record in a JSON
-    file under a file lock, and the others read that file."""
+    test run for all of them, also across xdist workers: the first worker to need it visits it and
+    leaves the record in a JSON file under a file lock, and the others read that file."""
     from filelock import FileLock
 
     from tests.conftest import test_run_id

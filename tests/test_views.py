@@ -124,3 +124,44 @@ def test_the_view_speaks_the_notebooks_language(language, monkeypatch):
     view = attention_view(torch.eye(2), ["a", "b"])
     assert f'data-lang="{language}"' in view.html
     assert language in view.html.split("<script>")[1]  # the script carries the three languages' labels
+
+
+def test_softmax_scale_explorable_draws_the_softmax_of_the_scores():
+    from utils.views import softmax_scale_explorable
+
+    explorable = softmax_scale_explorable(d_ks=(1, 16, 1024), n_keys=6, seed=3)
+    generator = torch.Generator().manual_seed(3)
+    q, k = torch.randn(1, 1024, generator=generator), torch.randn(6, 1024, generator=generator)
+    for d in (1, 16, 1024):
+        raw = (k[:, :d] @ q[0, :d])
+        assert np.allclose(explorable.frame("unscaled", d), torch.softmax(raw, -1).numpy(), atol=6e-4)
+        scaled = torch.softmax(raw / d ** 0.5, -1).numpy()
+        assert np.allclose(explorable.frame("scaled", d), scaled, atol=6e-4)
+    assert 'class="course-attn course-explore"' in explorable.html
+    assert "softmax_scale" in repr(explorable) or "Explorable softmax_scale" in repr(explorable)
+
+
+def test_pe_offset_explorable_depends_on_the_offset_only():
+    from utils.positional import sinusoidal_encoding
+    from utils.views import pe_offset_explorable
+
+    explorable = pe_offset_explorable(d_model=32, positions=(0, 7, 60), max_offset=20)
+    table = sinusoidal_encoding(100, 32)
+    start = explorable.frame("dot", 0)
+    assert start[:20] == [None] * 20  # no position behind 0
+    assert abs(start[20] - (table[0] @ table[0]).item()) < 0.01  # k = 0: d_model / 2
+    for p in (7, 60):
+        curve = explorable.frame("dot", p)
+        for index, k in enumerate(range(-20, 21)):
+            if p + k >= 0:
+                assert abs(curve[index] - (table[p] @ table[p + k]).item()) < 0.01
+        assert np.allclose(curve[20:], start[20:], atol=0.02)
+
+
+@pytest.mark.parametrize(("call", "message"), [
+    (lambda: __import__("utils.views").views.softmax_scale_explorable(d_ks=(0, 4)), "positive sizes"),
+    (lambda: __import__("utils.views").views.pe_offset_explorable(positions=(-1,)), r"must be >= 0"),
+])
+def test_explorables_refuse_bad_sizes(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()

@@ -12,28 +12,43 @@
          masked: "masked", attendsTo: "attends to", attendedBy: "is attended to by",
          hint: "Hover, click or Tab to a token; arrow keys move between tokens.",
          modelHint: "Every layer (rows) and head (columns). Click a map to see it large, with its tokens.",
-         of: "of", none: "Select at least one head.",
+         of: "of", none: "Select at least one head.", colon: ": ", sep: "; ",
          kinds: {encoder: "Encoder self-attention", decoder_self: "Masked decoder self-attention",
                  cross: "Cross-attention", self: "Self-attention",
-                 causal: "Causal self-attention", rnn: "RNN attention"}},
+                 causal: "Causal self-attention", rnn: "RNN attention"},
+         explore: {
+           softmax_scale: {slider: "d_k", x: "key j", y: "weight", largest: "largest weight",
+                           series: {unscaled: "softmax(q \u00b7 k)", scaled: "softmax(q \u00b7 k / \u221ad_k)"}},
+           pe_offset: {slider: "position p", x: "offset k", y: "PE(p) \u00b7 PE(p + k)", largest: "largest",
+                       series: {dot: "PE(p) \u00b7 PE(p + k)"}}}},
     zh_CN: {example: "句子", kind: "注意力", layer: "层", heads: "头", head: "头",
             headView: "头视图", modelView: "模型视图", queries: "查询", keys: "键",
             masked: "被遮住", attendsTo: "关注", attendedBy: "被这些查询关注",
             hint: "把鼠标移到词元上，或点击、按 Tab 选中；方向键在词元之间移动。",
             modelHint: "每行一层，每列一个头。点击一张小图，放大查看它的词元和权重。",
-            of: "/", none: "请至少选一个头。",
+            of: "/", none: "请至少选一个头。", colon: "：", sep: "；",
             kinds: {encoder: "编码器自注意力", decoder_self: "解码器掩码自注意力",
                     cross: "交叉注意力", self: "自注意力", causal: "因果自注意力",
-                    rnn: "RNN 注意力"}},
+                    rnn: "RNN 注意力"},
+            explore: {
+              softmax_scale: {slider: "d_k", x: "键 j", y: "权重", largest: "最大权重",
+                              series: {unscaled: "softmax(q \u00b7 k)", scaled: "softmax(q \u00b7 k / \u221ad_k)"}},
+              pe_offset: {slider: "位置 p", x: "偏移 k", y: "PE(p) \u00b7 PE(p + k)", largest: "最大值",
+                          series: {dot: "PE(p) \u00b7 PE(p + k)"}}}},
     zh_TW: {example: "句子", kind: "注意力", layer: "層", heads: "頭", head: "頭",
             headView: "頭視圖", modelView: "模型視圖", queries: "查詢", keys: "鍵",
             masked: "被遮住", attendsTo: "關注", attendedBy: "被這些查詢關注",
             hint: "把滑鼠移到詞元上，或點擊、按 Tab 選取；方向鍵在詞元之間移動。",
             modelHint: "每列一層，每欄一個頭。點擊一張小圖，放大檢視它的詞元和權重。",
-            of: "/", none: "請至少選一個頭。",
+            of: "/", none: "請至少選一個頭。", colon: "：", sep: "；",
             kinds: {encoder: "編碼器自注意力", decoder_self: "解碼器遮罩自注意力",
                     cross: "交叉注意力", self: "自注意力", causal: "因果自注意力",
-                    rnn: "RNN 注意力"}}
+                    rnn: "RNN 注意力"},
+            explore: {
+              softmax_scale: {slider: "d_k", x: "鍵 j", y: "權重", largest: "最大權重",
+                              series: {unscaled: "softmax(q \u00b7 k)", scaled: "softmax(q \u00b7 k / \u221ad_k)"}},
+              pe_offset: {slider: "位置 p", x: "偏移 k", y: "PE(p) \u00b7 PE(p + k)", largest: "最大值",
+                          series: {dot: "PE(p) \u00b7 PE(p + k)"}}}}
   };
   // One colour per head.
   var COLOURS = ["#1f5fa8", "#c0392b", "#1e7145", "#8e44ad", "#b34700", "#006e78", "#6d4c41",
@@ -58,6 +73,12 @@
   function svg(tag, attrs) {
     var node = document.createElementNS(SVG, tag);
     for (var name in attrs || {}) { node.setAttribute(name, attrs[name]); }
+    return node;
+  }
+
+  function svgText(x, y, text, anchor, cls) {
+    var node = svg("text", {x: x, y: y, "text-anchor": anchor, "class": cls});
+    node.textContent = text;
     return node;
   }
 
@@ -197,11 +218,13 @@
         }
         pairs.sort(function (a, b) { return b[1] - a[1]; });
         var top = pairs.slice(0, 3).map(function (p) { return "\u201c" + p[0] + "\u201d " + p[1].toFixed(3); });
-        return words.head + " " + h + ": " + top.join(", ");
+        var prefix = map.weights[0].length > 1 ? words.head + " " + h + words.colon : "";
+        return prefix + top.join(", ");
       });
       var verb = side === "q" ? words.attendsTo : words.attendedBy;
-      return "\u201c" + own + "\u201d (" + words.layer + " " + (state.layer + 1) + ") " + verb + ": " +
-        parts.join("; ");
+      var layerName = (map.layerNames || [])[state.layer] || String(state.layer + 1);
+      var where = map.weights.length > 1 ? " (" + words.layer + " " + layerName + ")" : "";
+      return "\u201c" + own + "\u201d" + where + " " + verb + words.colon + parts.join(words.sep);
     }
 
     // --- the head view: queries on the left, keys on the right, one line per weight -------------
@@ -211,7 +234,7 @@
       var wrap = el("div", {"class": "course-attn-head-view"});
       wrap.appendChild(el("p", {"class": "course-attn-hint"}, words.hint));
       var figure = svg("svg", {viewBox: "0 0 " + width + " " + (rows * rowHeight + 24),
-                               width: width, role: "group",
+                               width: width, role: "group", "class": "course-attn-fit",
                                "aria-label": (words.kinds[map.kind] || map.kind)});
       figure.appendChild(svgText(left - 6, 14, words.queries, "end", "course-attn-axis"));
       figure.appendChild(svgText(right + 6, 14, words.keys, "start", "course-attn-axis"));
@@ -312,12 +335,6 @@
       return wrap;
     }
 
-    function svgText(x, y, text, anchor, cls) {
-      var node = svg("text", {x: x, y: y, "text-anchor": anchor, "class": cls});
-      node.textContent = text;
-      return node;
-    }
-
     // --- the model view: every layer x head as a small heatmap, masked cells hatched ------------
     function heatmap(map, layer, head, cell, labels) {
       var nq = map.queries.length, nk = map.keys.length;
@@ -416,10 +433,93 @@
     root.classList.add("course-attn-ready");
   }
 
+  // --- explorables: a slider over precomputed frames of a small chart ----------------------------
+  function buildExplorable(root) {
+    var data = JSON.parse(root.querySelector("script.course-attn-data").textContent);
+    var words = WORDS[language(root)].explore[data.explorable];
+    var ui = el("div", {"class": "course-attn-ui"});
+    root.appendChild(ui);
+    var id = root.id + "-slider";
+    var row = el("div", {"class": "course-attn-controls"});
+    var label = el("label", {"for": id}, words.slider + " = " + data.values[0]);
+    var slider = el("input", {type: "range", id: id, min: 0, max: data.values.length - 1, step: 1,
+                              value: data.start || 0});
+    row.appendChild(label);
+    row.appendChild(slider);
+    ui.appendChild(row);
+    var width = 420, height = 230, left = 46, right = 10, top = 28, bottom = 40;
+    var chart = svg("svg", {viewBox: "0 0 " + width + " " + height, width: width, role: "img",
+                            "class": "course-attn-chart course-attn-fit"});
+    var body = el("div", {"class": "course-attn-body"});
+    body.appendChild(chart);
+    ui.appendChild(body);
+    var status = el("p", {"class": "course-attn-status", "aria-live": "polite"});
+    ui.appendChild(status);
+    var xs = data.x, n = xs.length, lo = data.yMin, hi = data.yMax;
+    function X(index) { return left + (index + 0.5) * (width - left - right) / n; }
+    function Y(value) { return top + (hi - value) / (hi - lo) * (height - top - bottom); }
+
+    function draw() {
+      var frame = Number(slider.value);
+      while (chart.firstChild) { chart.removeChild(chart.firstChild); }
+      label.textContent = words.slider + " = " + data.values[frame];
+      slider.setAttribute("aria-valuetext", words.slider + " = " + data.values[frame]);
+      chart.appendChild(svg("line", {x1: left, y1: Y(lo), x2: width - right, y2: Y(lo), stroke: "currentColor"}));
+      chart.appendChild(svg("line", {x1: left, y1: top, x2: left, y2: Y(lo), stroke: "currentColor"}));
+      if (lo < 0) {
+        chart.appendChild(svg("line", {x1: left, y1: Y(0), x2: width - right, y2: Y(0), stroke: "currentColor",
+                                       "stroke-dasharray": "3 3", "stroke-opacity": 0.6}));
+      }
+      data.yTicks.forEach(function (value) {
+        chart.appendChild(svgText(left - 4, Y(value) + 4, String(value), "end", "course-attn-small"));
+      });
+      data.xTicks.forEach(function (index) {
+        chart.appendChild(svgText(X(index), Y(lo) + 14, String(xs[index]), "middle", "course-attn-small"));
+      });
+      chart.appendChild(svgText((left + width - right) / 2, height - 6, words.x, "middle", "course-attn-small"));
+      var yLabel = svgText(0, 0, words.y, "middle", "course-attn-small");
+      yLabel.setAttribute("transform", "translate(11," + ((top + Y(lo)) / 2) + ") rotate(-90)");
+      chart.appendChild(yLabel);
+      var parts = [];
+      data.series.forEach(function (series, s) {
+        var values = series.frames[frame], colour = COLOURS[s % COLOURS.length];
+        var name = words.series[series.key] || series.key;
+        chart.appendChild(svg("rect", {x: left + 8 + s * 200, y: 6, width: 12, height: 12, fill: colour}));
+        chart.appendChild(svgText(left + 24 + s * 200, 16, name, "start", "course-attn-small"));
+        if (data.bars) {
+          var slot = (width - left - right) / n, bar = slot * 0.8 / data.series.length;
+          values.forEach(function (value, i) {
+            if (value === null) { return; }
+            chart.appendChild(svg("rect", {x: X(i) - slot * 0.4 + s * bar, y: Y(Math.max(value, 0)), width: bar,
+                                           height: Math.abs(Y(value) - Y(0)), fill: colour,
+                                           "data-series": series.key, "data-x": xs[i], "data-value": value}));
+          });
+        } else {
+          var path = "";
+          values.forEach(function (value, i) {
+            if (value === null) { return; }
+            path += (path && values[i - 1] !== null ? " L" : " M") + X(i).toFixed(1) + " " + Y(value).toFixed(1);
+          });
+          chart.appendChild(svg("path", {d: path, fill: "none", stroke: colour, "stroke-width": 2,
+                                         "data-series": series.key}));
+        }
+        var shown = values.filter(function (v) { return v !== null; });
+        parts.push(name + ": " + words.largest + " " + Math.max.apply(null, shown).toFixed(data.digits));
+      });
+      chart.setAttribute("aria-label", label.textContent + "; " + parts.join("; "));
+      status.textContent = label.textContent + ": " + parts.join("; ");
+    }
+    slider.addEventListener("input", draw);
+    draw();
+    root.classList.add("course-attn-ready");
+  }
+
   window.courseAttentionView = build;
   var roots = document.querySelectorAll(".course-attn:not(.course-attn-ready)");
   for (var r = 0; r < roots.length; r++) {
-    try { build(roots[r]); } catch (error) {
+    try {
+      (roots[r].classList.contains("course-explore") ? buildExplorable : build)(roots[r]);
+    } catch (error) {
       roots[r].appendChild(el("p", {}, "attention view: " + error));
     }
   }

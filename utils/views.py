@@ -34,11 +34,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
 
 from utils import language as course_language
+
+if TYPE_CHECKING:
+    from utils.data import Pair, Vocab
+    from utils.gpt import TinyGPT
+    from utils.transformer import Transformer
 
 MAX_BYTES = 300_000  # the budget of one view, script and weights included
 KINDS = ("encoder", "decoder_self", "cross", "self", "causal", "rnn")
@@ -66,7 +72,8 @@ _STYLE = """<style>
 .course-attn-status{min-height:2.8em}
 .course-attn-word{font-size:13px;fill:currentColor}
 .course-attn-w{font-size:11px;fill:currentColor}
-.course-attn-axis,.course-attn-small{font-size:10px;fill:currentColor}
+.course-attn-axis,.course-attn-small{font-size:11px;fill:currentColor}
+.course-attn-body svg.course-attn-fit{max-width:100%}
 .course-attn-box{fill:transparent;stroke:transparent}
 .course-attn-token{cursor:pointer;outline:none}
 .course-attn-token:focus .course-attn-box{stroke:currentColor;stroke-width:2}
@@ -83,6 +90,28 @@ _STYLE = """<style>
 _NO_SCRIPT = {"en": "This interactive view needs JavaScript; the static figures show the same weights.",
               "zh_CN": "这个交互视图需要 JavaScript；静态图展示的是同样的权重。",
               "zh_TW": "這個互動視圖需要 JavaScript；靜態圖呈現的是同樣的權重。"}
+
+
+def _output(data: dict, classes: str, language: str) -> str:
+    """The HTML of one view: its style, the data as JSON (escaped so that no token can end the script
+    element), the script, inside one div whose id is a hash of the data."""
+    payload = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    payload = payload.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    uid = "course-attn-" + hashlib.sha1(payload.encode()).hexdigest()[:10]
+    examples = data.get("examples", [])
+    notes = "".join(f'<p class="course-attn-note" data-example="{i}"{"" if i == 0 else " hidden"}>'
+                    f"{html.escape(e['note'])}</p>" for i, e in enumerate(examples) if e["note"])
+    return (f'<div class="{classes}" id="{uid}" data-lang="{language}">{_STYLE}'
+            f"<noscript><p>{_NO_SCRIPT[language]}</p></noscript>{notes}"
+            f'<script type="application/json" class="course-attn-data">{payload}</script>'
+            f"<script>{_script()}</script></div>")
+
+
+def _check_budget(page: str, what: str) -> None:
+    size = len(page.encode())
+    if size > MAX_BYTES:
+        raise ValueError(f"the {what} takes {size / 1000:.0f} KB, over its budget of {MAX_BYTES / 1000:.0f} "
+                         "KB: show fewer examples, layers or tokens")
 
 
 @dataclass
@@ -165,10 +194,8 @@ class AttentionView:
         if self.language not in course_language.LANGUAGES:
             raise ValueError(f"language must be one of {', '.join(course_language.LANGUAGES)}, "
                              f"got {self.language!r}")
-        self.html = self._render()
-        if len(self.html.encode()) > MAX_BYTES:
-            raise ValueError(f"the view takes {len(self.html.encode()) / 1000:.0f} KB, over its budget of "
-                             f"{MAX_BYTES / 1000:.0f} KB: show fewer examples, layers or tokens")
+        self.html = _output(self.data(), "course-attn", self.language)
+        _check_budget(self.html, "view")
 
     def data(self) -> dict:
         """What the page's script reads: weights in thousandths (integers)."""
@@ -186,17 +213,6 @@ class AttentionView:
                 return np.rint(maps.weights * 1000) / 1000
         raise KeyError(f"example {example} has no {kind!r} attention; it has "
                        f"{[m.kind for m in self.examples[example].maps]}")
-
-    def _render(self) -> str:
-        payload = json.dumps(self.data(), ensure_ascii=False, separators=(",", ":"))
-        payload = payload.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-        uid = "course-attn-" + hashlib.sha1(payload.encode()).hexdigest()[:10]
-        notes = "".join(f'<p class="course-attn-note" data-example="{i}"{"" if i == 0 else " hidden"}>'
-                        f"{html.escape(e.note)}</p>" for i, e in enumerate(self.examples) if e.note)
-        return (f'<div class="course-attn" id="{uid}" data-lang="{self.language}">{_STYLE}'
-                f"<noscript><p>{_NO_SCRIPT[self.language]}</p></noscript>{notes}"
-                f'<script type="application/json" class="course-attn-data">{payload}</script>'
-                f"<script>{_script()}</script></div>")
 
     def _repr_html_(self) -> str:
         return self.html
@@ -239,8 +255,9 @@ def examples_view(examples: Sequence[tuple], *, kind: str = "self",
 
 
 @torch.no_grad()
-def transformer_view(model, pairs: Sequence, src_vocab, tgt_vocab, *, labels: Sequence[str] | None = None,
-                     max_new_tokens: int | None = None, language: str | None = None) -> AttentionView:
+def transformer_view(model: Transformer, pairs: Sequence[Pair], src_vocab: Vocab, tgt_vocab: Vocab, *,
+                     labels: Sequence[str] | None = None, max_new_tokens: int | None = None,
+                     language: str | None = None) -> AttentionView:
     """Chapter 8's encoder-decoder on its own greedy translations of ``pairs``: encoder, masked decoder
     and cross-attention of every layer and head.
 
@@ -277,7 +294,7 @@ def transformer_view(model, pairs: Sequence, src_vocab, tgt_vocab, *, labels: Se
 
 
 @torch.no_grad()
-def causal_lm_view(model, sentences: Sequence[Sequence[str]], vocab, *,
+def causal_lm_view(model: TinyGPT, sentences: Sequence[Sequence[str]], vocab: Vocab, *,
                    layer_names: Sequence[str] | None = None, language: str | None = None) -> AttentionView:
     """Chapter 9's GPT: causal self-attention of every layer and head over ``<bos>`` and each sentence."""
     was_training = model.training
@@ -293,3 +310,79 @@ def causal_lm_view(model, sentences: Sequence[Sequence[str]], vocab, *,
     finally:
         model.train(was_training)
     return AttentionView(examples, language or course_language.current())
+
+
+# ---------------------------------------------------------------------------------------------------
+# Explorables: a slider over precomputed frames of a small chart, no kernel needed
+# ---------------------------------------------------------------------------------------------------
+@dataclass
+class Explorable:
+    """A chart whose slider steps through frames computed in advance (chapters 2 and 6)."""
+
+    name: str
+    data: dict
+    language: str = field(default_factory=course_language.current)
+
+    def __post_init__(self):
+        self.html = _output({"explorable": self.name, **self.data}, "course-attn course-explore",
+                            self.language)
+        _check_budget(self.html, "explorable")
+
+    def frame(self, series: str, value: int) -> list:
+        """The numbers the chart draws for one series at one slider value."""
+        index = self.data["values"].index(value)
+        return next(s["frames"][index] for s in self.data["series"] if s["key"] == series)
+
+    def _repr_html_(self) -> str:
+        return self.html
+
+    def __repr__(self) -> str:
+        return (f"Explorable {self.name}: {len(self.data['values'])} slider values "
+                f"{self.data['values']}; {len(self.html.encode()) / 1000:.0f} KB")
+
+
+def softmax_scale_explorable(d_ks: Sequence[int] = (1, 4, 16, 64, 256, 1024), n_keys: int = 10,
+                             seed: int = 0, language: str | None = None) -> Explorable:
+    """Chapter 2: the weights of one query over ``n_keys`` keys, with and without the 1/sqrt(d_k), as
+    d_k grows. Query and keys are standard normal; the scores for d_k use their first d_k entries, so
+    that the slider adds dimensions to the same vectors."""
+    from utils.attention import dot_scores, scaled_dot_scores
+
+    d_ks = [int(d) for d in d_ks]
+    if not d_ks or min(d_ks) < 1:
+        raise ValueError(f"d_ks must be positive sizes, got {d_ks}")
+    generator = torch.Generator().manual_seed(seed)
+    q = torch.randn(1, max(d_ks), generator=generator)        # (1, d)
+    k = torch.randn(n_keys, max(d_ks), generator=generator)   # (T_k, d)
+    frames = {"unscaled": [], "scaled": []}
+    for d in d_ks:
+        for name, score in (("unscaled", dot_scores), ("scaled", scaled_dot_scores)):
+            weights = torch.softmax(score(q[:, :d], k[:, :d])[0], dim=-1)   # (T_k,)
+            frames[name].append([round(w, 3) for w in weights.tolist()])
+    data = {"values": d_ks, "start": 0, "x": list(range(n_keys)), "xTicks": list(range(n_keys)),
+            "yMin": 0, "yMax": 1, "yTicks": [0, 0.5, 1], "bars": True, "digits": 2,
+            "series": [{"key": name, "frames": frames[name]} for name in ("unscaled", "scaled")]}
+    return Explorable("softmax_scale", data, language or course_language.current())
+
+
+def pe_offset_explorable(d_model: int = 64, positions: Sequence[int] = (0, 10, 25, 50, 100, 200),
+                         max_offset: int = 50, language: str | None = None) -> Explorable:
+    """Chapter 6: PE(p) . PE(p + k) against the offset k, -max_offset..max_offset, for each start p
+    (offsets that would reach a position below 0 are left out)."""
+    from utils.positional import sinusoidal_encoding
+
+    positions = [int(p) for p in positions]
+    if not positions or min(positions) < 0:
+        raise ValueError(f"positions must be >= 0, got {positions}")
+    table = sinusoidal_encoding(max(positions) + max_offset + 1, d_model)   # (P, C)
+    offsets = list(range(-max_offset, max_offset + 1))
+    frames = [[round((table[p] @ table[p + k]).item(), 2) if p + k >= 0 else None for k in offsets]
+              for p in positions]
+    step = max(1, max_offset // 2)
+    lowest = min(v for frame in frames for v in frame if v is not None)
+    ticks = [d_model * t // 8 for t in range(-4, 5) if d_model * t / 8 >= min(lowest, 0)]
+    data = {"values": positions, "start": 0, "x": offsets,
+            "xTicks": [i for i, k in enumerate(offsets) if k % step == 0],
+            "yMin": ticks[0], "yMax": d_model // 2, "yTicks": ticks, "bars": False, "digits": 1,
+            "series": [{"key": "dot", "frames": frames}]}
+    return Explorable("pe_offset", data, language or course_language.current())
