@@ -70,6 +70,7 @@ def test_a_view_is_self_contained(model, data):
     assert page.count("<script>") == 1 and "course-attn-data" in page
     assert "</script" not in embedded_text(page), "the JSON may not close its script element"
     assert "AttentionView: 2 example(s)" in repr(view)
+    assert 'class="course-attn-fallback"' in page  # what an untrusted notebook or a printout shows
 
 
 def embedded_text(page: str) -> str:

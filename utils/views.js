@@ -91,8 +91,14 @@
     return {wrap: wrap, box: box};
   }
 
+  function dropFallback(root) {  // the paragraph shown where the script does not run
+    var fallback = root.querySelector(".course-attn-fallback");
+    if (fallback) { fallback.parentNode.removeChild(fallback); }
+  }
+
   function build(root) {
     var data = JSON.parse(root.querySelector("script.course-attn-data").textContent);
+    dropFallback(root);
     var words = WORDS[language(root)];
     var hatch = (root.id || "course-attn") + "-hatch";
     var state = {example: 0, kind: 0, layer: 0, heads: null, focus: null, view: "head"};
@@ -436,6 +442,7 @@
   // --- explorables: a slider over precomputed frames of a small chart ----------------------------
   function buildExplorable(root) {
     var data = JSON.parse(root.querySelector("script.course-attn-data").textContent);
+    dropFallback(root);
     var words = WORDS[language(root)].explore[data.explorable];
     var ui = el("div", {"class": "course-attn-ui"});
     root.appendChild(ui);

@@ -87,9 +87,14 @@ _STYLE = """<style>
 @media print{.course-attn{display:none}}
 </style>"""
 
-_NO_SCRIPT = {"en": "This interactive view needs JavaScript; the static figures show the same weights.",
-              "zh_CN": "这个交互视图需要 JavaScript；静态图展示的是同样的权重。",
-              "zh_TW": "這個互動視圖需要 JavaScript；靜態圖呈現的是同樣的權重。"}
+# Shown until the view's script runs, and where it never runs: a printout, an untrusted notebook (Jupyter
+# strips the scripts of outputs it did not run itself), a browser without JavaScript.
+_FALLBACK = {"en": "The interactive view appears here when its script runs (run the cell, or read the "
+                   "book online with JavaScript on); the static figures show the same weights.",
+             "zh_CN": "交互视图要等它的脚本运行后才会出现在这里（运行这个单元格，"
+                      "或在启用 JavaScript 的浏览器里在线阅读本书）；静态图展示的是同样的权重。",
+             "zh_TW": "互動視圖要等它的腳本執行後才會出現在這裡（執行這個儲存格，"
+                      "或在啟用 JavaScript 的瀏覽器裡線上閱讀本書）；靜態圖呈現的是同樣的權重。"}
 
 
 def _output(data: dict, classes: str, language: str) -> str:
@@ -102,7 +107,7 @@ def _output(data: dict, classes: str, language: str) -> str:
     notes = "".join(f'<p class="course-attn-note" data-example="{i}"{"" if i == 0 else " hidden"}>'
                     f"{html.escape(e['note'])}</p>" for i, e in enumerate(examples) if e["note"])
     return (f'<div class="{classes}" id="{uid}" data-lang="{language}">{_STYLE}'
-            f"<noscript><p>{_NO_SCRIPT[language]}</p></noscript>{notes}"
+            f'<p class="course-attn-fallback">{_FALLBACK[language]}</p>{notes}'
             f'<script type="application/json" class="course-attn-data">{payload}</script>'
             f"<script>{_script()}</script></div>")
 
