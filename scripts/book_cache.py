@@ -77,8 +77,10 @@ def run_settings(notebook: dict) -> RunSettings:
 
 
 def package_changed(package: Path) -> dt.datetime:
-    """When a file of the course package last changed (UTC)."""
-    newest = max((p.stat().st_mtime for p in package.rglob("*.py")), default=0.0)
+    """When a file of the course package last changed (UTC): its modules, and the script and texts
+    they read (the views' JavaScript, the exercises' translated texts)."""
+    newest = max((p.stat().st_mtime for p in package.rglob("*")
+                  if p.suffix in (".py", ".js", ".json")), default=0.0)
     return dt.datetime.fromtimestamp(newest, tz=dt.timezone.utc)
 
 

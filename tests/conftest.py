@@ -101,7 +101,7 @@ def _sources_hash(toc: Path) -> str:
     """A hash of everything the build reads: config, toc, book pages, notebooks and the package."""
     digest = hashlib.sha256()
     files = [REPO_ROOT / "_config.yml", toc]
-    for pattern in ("book/**/*", "chapters/*.ipynb", "utils/*.py", "locales/**/*.po",
+    for pattern in ("book/**/*", "chapters/*.ipynb", "utils/*.py", "utils/*.js", "locales/**/*.po",
                     "scripts/translations.py"):
         files += sorted(p for p in REPO_ROOT.glob(pattern) if p.is_file())
     for path in files:
