@@ -719,7 +719,7 @@ VIEW_PAGE = "chapters/08_transformer_decoder"
 _VIEW_DATA = """() => Array.from(document.querySelectorAll('div.course-attn')).map(root => ({
     id: root.id, ready: root.classList.contains('course-attn-ready'),
     data: JSON.parse(root.querySelector('script.course-attn-data').textContent)}))"""
-_VIEW_WORDS = {"": ("Head view", "masked"), "zh_CN/": ("头视图", "被遮住"), "zh_TW/": ("頭視圖", "被遮住")}
+_VIEW_WORDS = {"": ("Head view", "masked"), "zh_CN/": ("头视图", "被遮住"), "zh_TW/": ("頭檢視", "被遮住")}
 
 
 def _shown_key_weights(view) -> list[str]:

@@ -36,7 +36,7 @@
               pe_offset: {slider: "位置 p", x: "偏移 k", y: "PE(p) \u00b7 PE(p + k)", largest: "最大值",
                           series: {dot: "PE(p) \u00b7 PE(p + k)"}}}},
     zh_TW: {example: "句子", kind: "注意力", layer: "層", heads: "頭", head: "頭",
-            headView: "頭視圖", modelView: "模型視圖", queries: "查詢", keys: "鍵",
+            headView: "頭檢視", modelView: "模型檢視", queries: "查詢", keys: "鍵",
             masked: "被遮住", attendsTo: "關注", attendedBy: "被這些查詢關注",
             hint: "把滑鼠移到詞元上，或點擊、按 Tab 選取；方向鍵在詞元之間移動。",
             modelHint: "每列一層，每欄一個頭。點擊一張小圖，放大檢視它的詞元和權重。",

@@ -93,7 +93,7 @@ _FALLBACK = {"en": "The interactive view appears here when its script runs (run 
                    "book online with JavaScript on); the static figures show the same weights.",
              "zh_CN": "交互视图要等它的脚本运行后才会出现在这里（运行这个单元格，"
                       "或在启用 JavaScript 的浏览器里在线阅读本书）；静态图展示的是同样的权重。",
-             "zh_TW": "互動視圖要等它的腳本執行後才會出現在這裡（執行這個儲存格，"
+             "zh_TW": "互動檢視要等它的腳本執行後才會出現在這裡（執行這個儲存格，"
                       "或在啟用 JavaScript 的瀏覽器裡線上閱讀本書）；靜態圖呈現的是同樣的權重。"}
 
 
