@@ -5,6 +5,7 @@ source notebooks, and grading. ``python -m classroom --help`` lists the commands
     python -m classroom student --out student --verify   # ... then run every exercise's check
     python -m classroom check                    # check the edition (made in memory), writing nothing
     python -m classroom grade submitted/ --csv grades.csv  # run submissions, points per exercise
+    python -m classroom gradebook grades.csv --roster roster.csv --lms canvas --out canvas.csv
     python -m classroom nbgrader generate_assignment 04_self_attention   # see student/nbgrader/README.md
 
 - ``classroom.exercises``       finding a chapter's exercises (solution/check/text cells, names, points)
@@ -15,6 +16,7 @@ source notebooks, and grading. ``python -m classroom --help`` lists the commands
 - ``classroom.running``         running each exercise as a stub and solved (what the tests rely on)
 - ``classroom.kernel``          the slow fallback: a whole notebook run in a kernel
 - ``classroom.grading``         running submissions and grading each exercise by its check's verdict
+- ``classroom.gradebook``       the grades as a CSV that Canvas's or Moodle's gradebook imports
 """
 
 from classroom.edition import (

@@ -5,6 +5,7 @@
     python -m classroom check                            # check, writing nothing
     python -m classroom grade SUBMISSIONS --csv grades.csv   # run submissions, grade each exercise
     python -m classroom grade SUBMISSIONS --roster roster.csv  # ... with 0 for work not handed in
+    python -m classroom gradebook grades.csv --roster roster.csv --lms canvas --out canvas.csv  # for the LMS
     python -m classroom nbgrader COMMAND ...             # nbgrader in student/nbgrader, set up for it
     python -m classroom nbgrader checkpoints ASSIGNMENT  # keep the reference run's trained models
 
@@ -45,6 +46,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from classroom import gradebook
 from classroom.edition import write_student_edition
 from classroom.grading import grade_all, read_roster, report, with_missing_work, write_csv
 from classroom.hub import DEFAULT_COURSE
@@ -85,6 +87,9 @@ def main(argv: list[str] | None = None) -> int:
     grader.add_argument("--checkpoints", default=None,
                         help="a folder of kept training runs, one subfolder per notebook (written by "
                              "`python -m classroom nbgrader checkpoints`): load them, do not train")
+    gradebook.add_arguments(sub.add_parser(
+        "gradebook", help="the grades as a CSV for Canvas's or Moodle's gradebook, one row per roster "
+        "student, one column per exercise, 0 for work not handed in (classroom/gradebook.py)"))
     hub = sub.add_parser("nbgrader", help="run an nbgrader command in the course folder, set up for it "
                          "(PATH, threads, the kept training runs); or `checkpoints ASSIGNMENT`")
     hub.add_argument("--course", default=str(DEFAULT_COURSE),
@@ -114,6 +119,8 @@ def main(argv: list[str] | None = None) -> int:
             write_csv(rows, args.csv)
             print(f"Wrote {len(rows)} rows to {args.csv}")
         return 0
+    if args.command == "gradebook":
+        return gradebook.run(args)
     if args.command == "student":
         written = write_student_edition(args.chapters, args.out, args.language)
         course = write_nbgrader_course(args.chapters, Path(args.out) / "nbgrader", args.language)
