@@ -7,6 +7,7 @@ source notebooks, and grading. ``python -m classroom --help`` lists the commands
     python -m classroom grade submitted/ --csv grades.csv  # run submissions, points per exercise
     python -m classroom gradebook grades.csv --roster roster.csv --lms canvas --out canvas.csv
     python -m classroom nbgrader generate_assignment 04_self_attention   # see student/nbgrader/README.md
+    python -m classroom questions --out question_bank   # the question bank for Moodle and Canvas
 
 - ``classroom.exercises``       finding a chapter's exercises (solution/check/text cells, names, points)
 - ``classroom.markdown``        MyST turned into the plain Markdown JupyterLab and Colab render
@@ -17,6 +18,7 @@ source notebooks, and grading. ``python -m classroom --help`` lists the commands
 - ``classroom.kernel``          the slow fallback: a whole notebook run in a kernel
 - ``classroom.grading``         running submissions and grading each exercise by its check's verdict
 - ``classroom.gradebook``       the grades as a CSV that Canvas's or Moodle's gradebook imports
+- ``classroom.questions``       the question bank (chNN.yaml), its computed answers, GIFT and QTI export
 """
 
 from classroom.edition import (

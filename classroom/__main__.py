@@ -8,6 +8,7 @@
     python -m classroom gradebook grades.csv --roster roster.csv --lms canvas --out canvas.csv  # for the LMS
     python -m classroom nbgrader COMMAND ...             # nbgrader in student/nbgrader, set up for it
     python -m classroom nbgrader checkpoints ASSIGNMENT  # keep the reference run's trained models
+    python -m classroom questions --out question_bank    # the question bank: Moodle GIFT, Canvas QTI
 
 ``student`` writes the student edition (``make student``) and, in ``student/nbgrader/``, the same
 chapters as an nbgrader course (``classroom.nbgrader_course``; its README says how a teacher uses it).
@@ -95,7 +96,20 @@ def main(argv: list[str] | None = None) -> int:
     hub.add_argument("--course", default=str(DEFAULT_COURSE),
                      help=f"the nbgrader course folder (default: {DEFAULT_COURSE})")
     hub.add_argument("nbgrader_args", nargs=argparse.REMAINDER, help="nbgrader's command and arguments")
+    bank = sub.add_parser("questions", help="write the question bank for Moodle (GIFT) and Canvas (QTI), "
+                          "per language (classroom/questions)")
+    bank.add_argument("--out", default="question_bank", help="folder to write (default: question_bank)")
+    bank.add_argument("--language", nargs="*", default=["en", "zh_CN", "zh_TW"],
+                      choices=("en", "zh_CN", "zh_TW"), help="languages to write (default: all three)")
     args = parser.parse_args(argv)
+    if args.command == "questions":
+        from classroom.questions.export import summary, write_bank
+
+        written = write_bank(Path(args.out), tuple(args.language))
+        print(summary())
+        print(f"Wrote {len(written)} files to {args.out}/: per language moodle/attention_course.gift "
+              "(GIFT, one category per chapter) and canvas/NN_name.zip (QTI, one quiz per chapter)")
+        return 0
     if args.command == "nbgrader":
         return hub_main(args.nbgrader_args, Path(args.course))
     if args.command == "grade":
