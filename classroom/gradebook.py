@@ -117,7 +117,8 @@ def check_roster(roster: Roster, grades: Grades, lms: str, identifier: str | Non
 
 def ordered_items(grades: Grades) -> list[Item]:
     """Every item, in chapter order (the notebook's number), then exercise number."""
-    return sorted(grades.maximum, key=lambda item: (natural_order(item.notebook), natural_order(item.exercise or "")))
+    return sorted(grades.maximum,
+                  key=lambda item: (natural_order(item.notebook), natural_order(item.exercise or "")))
 
 
 def column_names(items: list[Item]) -> dict[Item, str]:
