@@ -16,8 +16,14 @@ Quick and idempotent: when all are already there it prints three lines and exits
   registry's ``mathjax`` package (pinned below) into ``_vendor/mathjax/`` at the repository root (a
   folder that ignores itself in git). ``_config.yml`` lists ``_vendor`` in Sphinx's
   ``html_static_path`` (so the book serves ``_static/mathjax/``) and sets ``mathjax_path`` to
-  ``mathjax/tex-mml-chtml.js``. Not ``_static/``: Jupyter Book would load every .js file in a root
+  ``mathjax/tex-chtml-light.js``. Not ``_static/``: Jupyter Book would load every .js file in a root
   ``_static/`` folder on every page.
+  ``tex-chtml-light.js`` is written here from the package's own components: MathJax's combined
+  ``tex-chtml.js`` less its context menu (``ui/menu``, 430 KB of the 1.2 MB every page loaded). It is
+  the loader, the core, the TeX input with its usual packages (base, ams, newcommand, noundefined,
+  require, autoload, configmacros: any other package a formula needs loads itself from
+  ``input/tex/extensions/``), the HTML output with its TeX font, and the hidden MathML that screen
+  readers read (``a11y/assistive-mml``). No MathML input: the pages hold TeX only.
 - axe-core: the accessibility engine the browser test runs on every page (WCAG 2.1 A and AA rules).
   The npm registry's ``axe-core`` package (pinned below) gives ``axe.min.js``, kept in
   ``.test_tools/axe-core/`` (a folder that ignores itself in git), outside the book: readers never
@@ -39,7 +45,15 @@ ROOT = Path(__file__).resolve().parent.parent
 MATHJAX_VERSION = "3.2.2"
 VENDOR_DIR = ROOT / "_vendor"  # in html_static_path (see _config.yml); ignores itself in git
 MATHJAX_DIR = VENDOR_DIR / "mathjax"
-MATHJAX_ENTRY = "tex-mml-chtml.js"  # the combined file Sphinx 7 loads by default
+MATHJAX_ENTRY = "tex-chtml-light.js"  # the file the book loads (_config.yml's mathjax_path), made here
+# What it is made of, in this order: the startup component (the loader and MathJax.startup) first, so
+# that each component after it registers itself with the startup; its MathJax.loader.load() of the
+# (empty) list of components to fetch resolves only once the whole file has run.
+MATHJAX_PARTS = ("startup.js", "core.js", "input/tex.js", "output/chtml.js", "output/chtml/fonts/tex.js",
+                 "a11y/assistive-mml.js")
+# ...and then tells the loader that these are here, so that a TeX package loaded later on demand
+# (\require, autoload) does not fetch them again.
+_MATHJAX_LOADED = ("core", "input/tex", "output/chtml", "output/chtml/fonts/tex", "a11y/assistive-mml")
 # Parts of the npm package the book does not need (SVG output, the "full" bundles, node entry points).
 _SKIP_PARTS = ("svg", "-full", "node-main", "adaptors")
 
@@ -101,11 +115,28 @@ def install_chromium(quiet: bool = False) -> str | None:
     return found
 
 
-def mathjax_installed() -> bool:
-    """True when the pinned MathJax is unpacked in ``_vendor/mathjax``."""
+def mathjax_unpacked() -> bool:
+    """True when the pinned MathJax's components are unpacked in ``_vendor/mathjax``."""
     stamp = MATHJAX_DIR / ".version"
-    return (MATHJAX_DIR / MATHJAX_ENTRY).is_file() and stamp.is_file() and \
-        stamp.read_text().strip() == MATHJAX_VERSION
+    return stamp.is_file() and stamp.read_text().strip() == MATHJAX_VERSION and \
+        all((MATHJAX_DIR / part).is_file() for part in MATHJAX_PARTS)
+
+
+def mathjax_installed() -> bool:
+    """True when the pinned MathJax is unpacked in ``_vendor/mathjax`` with the book's entry file."""
+    return mathjax_unpacked() and (MATHJAX_DIR / MATHJAX_ENTRY).is_file()
+
+
+def combine_mathjax(folder: Path) -> int:
+    """Write ``tex-chtml-light.js`` into ``folder`` from the components beside it; return its size."""
+    parts = [(folder / part).read_text(encoding="utf-8") for part in MATHJAX_PARTS]
+    loaded = ", ".join(f'"{name}"' for name in _MATHJAX_LOADED)
+    text = (f"/* MathJax {MATHJAX_VERSION}: {' + '.join(MATHJAX_PARTS)}; written by "
+            "scripts/install_browser.py (tex-chtml.js without the context menu). */\n"
+            + "\n".join(part.rstrip() + ";" for part in parts)
+            + f"\nMathJax.loader.preLoad({loaded});\n")
+    (folder / MATHJAX_ENTRY).write_text(text, encoding="utf-8")
+    return len(text.encode("utf-8"))
 
 
 def _unpack_mathjax(tarball: Path) -> None:
@@ -132,13 +163,14 @@ def _unpack_mathjax(tarball: Path) -> None:
             if source is not None:
                 target.write_bytes(source.read())
     (staging / ".version").write_text(MATHJAX_VERSION + "\n")
+    combine_mathjax(staging)
     shutil.rmtree(MATHJAX_DIR, ignore_errors=True)
     staging.rename(MATHJAX_DIR)
     (VENDOR_DIR / ".gitignore").write_text("# Made by scripts/install_browser.py (not in git).\n*\n")
 
 
 def _write_cdn_loader() -> None:
-    """Fallback: a small ``tex-mml-chtml.js`` that loads MathJax from a CDN, so the book still builds.
+    """Fallback: a small ``tex-chtml-light.js`` that loads MathJax from a CDN, so the book still builds.
 
     Pages then need internet to typeset math; the next run of this script replaces the loader with the
     real files as soon as npm works (the loader has no version stamp, so it never counts as installed).
@@ -149,7 +181,7 @@ def _write_cdn_loader() -> None:
         "// CDN fallback written by scripts/install_browser.py because npm was not available.\n"
         "(function () {\n"
         "  var s = document.createElement('script');\n"
-        f"  s.src = 'https://cdn.jsdelivr.net/npm/mathjax@{MATHJAX_VERSION}/es5/{MATHJAX_ENTRY}';\n"
+        f"  s.src = 'https://cdn.jsdelivr.net/npm/mathjax@{MATHJAX_VERSION}/es5/tex-chtml.js';\n"
         "  s.async = true;\n"
         "  document.head.appendChild(s);\n"
         "})();\n")
@@ -161,6 +193,10 @@ def install_mathjax(quiet: bool = False) -> bool:
     if mathjax_installed():
         if not quiet:
             print(f"MathJax: found {MATHJAX_VERSION} in {MATHJAX_DIR.relative_to(ROOT)}/")
+        return True
+    if mathjax_unpacked():  # unpacked before the book loaded tex-chtml-light.js: no need to fetch again
+        size = combine_mathjax(MATHJAX_DIR)
+        print(f"MathJax: wrote {MATHJAX_DIR.relative_to(ROOT)}/{MATHJAX_ENTRY} ({size // 1000} KB)")
         return True
     npm = shutil.which("npm")
     if npm is None:

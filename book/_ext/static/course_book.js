@@ -76,6 +76,10 @@
         const label = control.getAttribute("aria-label").toLowerCase();
         if (shown && !label.includes(shown)) control.removeAttribute("aria-label");
       });
+    // Icons are drawn by the theme's icon font (book/_ext/light_pages.py): each is decoration beside
+    // a control's label or text, hidden from assistive technology as Font Awesome's script hid them.
+    document.querySelectorAll("i.fa, i[class*='fa-']:not([aria-hidden])")
+      .forEach(function (icon) { icon.setAttribute("aria-hidden", "true"); });
     document.querySelectorAll(".theme-switch-button svg, .theme-switch-button i")
       .forEach(function (icon) {
         icon.setAttribute("aria-hidden", "true");
