@@ -753,13 +753,13 @@ def test_attention_view_shows_the_models_weights(book, width, site, browser):
         assert view.locator(".course-attn-tab").first.text_content() == head_label
         selects = view.locator("select")
         example = len(data["examples"]) - 1  # the failure
-        selects.nth(0).select_option(str(example))
+        selects.nth(0).select_option(index=example)  # an index: the layers' labels are numbers too
         maps = data["examples"][example]["maps"]
         for kind_index, maps_of_kind in enumerate(maps):
-            selects.nth(1).select_option(str(kind_index))
+            selects.nth(1).select_option(index=kind_index)
             layers, heads = len(maps_of_kind["weights"]), len(maps_of_kind["weights"][0])
             layer, head = layers - 1, heads - 1
-            selects.nth(2).select_option(str(layer))
+            selects.nth(2).select_option(index=layer)
             view.locator(f".course-attn-head[data-head='{head}']").click(modifiers=["Shift"])
             assert view.locator(".course-attn-head[aria-pressed=true]").count() == 1
             i = len(maps_of_kind["queries"]) // 2
