@@ -3,11 +3,19 @@
 (function () {
   "use strict";
 
+  // The words the overlay shows, in the page's language (the Chinese books set <html lang>).
+  const WORDS = {
+    en: {dialog: "Figure at full size", close: "Click or press Esc to close", enlarge: "Click to enlarge"},
+    "zh-CN": {dialog: "原尺寸的图", close: "点击或按 Esc 关闭", enlarge: "点击放大"},
+    "zh-TW": {dialog: "原尺寸的圖", close: "點擊或按 Esc 關閉", enlarge: "點擊放大"},
+  };
+  const words = WORDS[document.documentElement.lang] || WORDS.en;
+
   function open(img) {
     const overlay = document.createElement("div");
     overlay.className = "course-zoom-overlay";
     overlay.setAttribute("role", "dialog");
-    overlay.setAttribute("aria-label", "Figure at full size");
+    overlay.setAttribute("aria-label", words.dialog);
     overlay.tabIndex = -1;
     const big = document.createElement("img");
     big.src = img.currentSrc || img.src;
@@ -15,7 +23,7 @@
     big.width = img.naturalWidth;  // full size: one image pixel per CSS pixel
     const hint = document.createElement("span");
     hint.className = "course-zoom-hint";
-    hint.textContent = "Click or press Esc to close";
+    hint.textContent = words.close;
     overlay.append(big, hint);
 
     function close() {
@@ -38,7 +46,7 @@
       img.classList.add("course-zoomable");
       img.tabIndex = 0;
       img.setAttribute("role", "button");
-      img.title = "Click to enlarge";
+      img.title = words.enlarge;
       img.addEventListener("click", function () { open(img); });
       img.addEventListener("keydown", function (event) {
         if (event.key === "Enter" || event.key === " ") {
