@@ -46,6 +46,29 @@ def current() -> str:
 # English template -> (简体, 繁體). The templates are the checks' own (utils.checks, utils.exercises);
 # a template missing here is shown in English.
 MESSAGES: dict[str, tuple[str, str]] = {
+    # lab 11's exercises 11.1 and 11.4: the form of an answer
+    "write your predictions as a dict from each name in RUNGS to a fraction; got a {kind}": (
+        "请把预测写成一个 dict：键是 RUNGS 里的每个名字，值是一个比例；得到的是 {kind}",
+        "請把預測寫成一個 dict：鍵是 RUNGS 裡的每個名字，值是一個比例；得到的是 {kind}"),
+    "missing: {keys}": ("缺少：{keys}", "缺少：{keys}"),
+    "not a rung of RUNGS: {keys}": ("不是 RUNGS 里的级：{keys}", "不是 RUNGS 裡的級：{keys}"),
+    "a missing or misspelt rung (one prediction per name in RUNGS): {details}": (
+        "缺少或拼错了某一级（RUNGS 里的每个名字各一个预测）：{details}",
+        "缺少或拼錯了某一級（RUNGS 裡的每個名字各一個預測）：{details}"),
+    "each prediction must be a number between 0 and 1; these are not: {names}": (
+        "每个预测都必须是 0 到 1 之间的数；这些不是：{names}",
+        "每個預測都必須是 0 到 1 之間的數；這些不是：{names}"),
+    "percentages instead of fractions (write 0.4 for 40%)": (
+        "写成了百分数，而不是比例（40% 写作 0.4）", "寫成了百分數，而不是比例（40% 寫作 0.4）"),
+    "exact match is a fraction between 0 and 1; these predictions are outside: {names}": (
+        "完全匹配率是 0 到 1 之间的比例；这些预测超出了范围：{names}",
+        "完全匹配率是 0 到 1 之間的比例；這些預測超出了範圍：{names}"),
+    "{name}: return a dict with exactly these keys: {keys}; got {got}": (
+        "{name}：返回的 dict 必须恰好有这些键：{keys}；得到的是 {got}",
+        "{name}：回傳的 dict 必須恰好有這些鍵：{keys}；得到的是 {got}"),
+    "{name}: each value must be True (logits unchanged) or False; got {got}": (
+        "{name}：每个值都必须是 True（logits 不变）或 False；得到的是 {got}",
+        "{name}：每個值都必須是 True（logits 不變）或 False；得到的是 {got}"),
     "{name}: correct.": ("{name}：正确。", "{name}：正確。"),
     "{name}: correct on all {count} test inputs.": ("{name}：{count} 个测试输入全部正确。",
                                                     "{name}：{count} 個測試輸入全部正確。"),

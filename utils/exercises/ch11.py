@@ -16,6 +16,7 @@ from utils.checks import CheckFailed, verify_function, verify_prediction
 from utils.data import Batch, pad_sequences, padding_mask
 from utils.exercises import Question, exercise
 from utils.exercises.common import built_with_seed
+from utils.language import HINT, say
 from utils.runtime import seed_everything
 
 # ---------------------------------------------------------------------------------------------------
@@ -49,27 +50,31 @@ _LADDER_CLAIMS = (
 def _fractions_in_order(predicted: object, names: list[str], hint: str) -> list[float]:
     """The predictions as floats in the order of ``names``; a ``CheckFailed`` when not in that form."""
     def refuse(problem: str) -> None:
-        raise CheckFailed(f"Exercise 11.1: {problem}\nHint: {hint}")
+        raise CheckFailed(say("{name}: {problem}", name="Exercise 11.1", problem=problem)
+                          + say(HINT, hint=hint))
 
     if not isinstance(predicted, dict):
-        refuse("write your predictions as a dict from each name in RUNGS to a fraction; got a "
-               f"{type(predicted).__name__}")
+        refuse(say("write your predictions as a dict from each name in RUNGS to a fraction; got a "
+                   "{kind}", kind=type(predicted).__name__))
     missing = [name for name in names if name not in predicted]
     unknown = [key for key in predicted if key not in names]
     if missing or unknown:
-        refuse("a missing or misspelt rung (one prediction per name in RUNGS): "
-               + "; ".join(f"{what} {keys}" for what, keys in (("missing:", missing),
-                                                                 ("not a rung of RUNGS:", unknown)) if keys))
+        details = ([say("missing: {keys}", keys=missing)] if missing else []) + \
+            ([say("not a rung of RUNGS: {keys}", keys=unknown)] if unknown else [])
+        refuse(say("a missing or misspelt rung (one prediction per name in RUNGS): {details}",
+                   details="; ".join(details)))
     values = [predicted[name] for name in names]
     not_numbers = [name for name, v in zip(names, values, strict=True)
                    if isinstance(v, bool) or not isinstance(v, (int, float)) or math.isnan(v)]
     if not_numbers:
-        refuse(f"each prediction must be a number between 0 and 1; these are not: {not_numbers}")
+        refuse(say("each prediction must be a number between 0 and 1; these are not: {names}",
+                   names=not_numbers))
     if 1 < max(values) <= 100 and all(v == 0 or v >= 1 for v in values):
-        refuse("percentages instead of fractions (write 0.4 for 40%)")
+        refuse(say("percentages instead of fractions (write 0.4 for 40%)"))
     outside = [name for name, v in zip(names, values, strict=True) if not 0 <= v <= 1]
     if outside:
-        refuse(f"exact match is a fraction between 0 and 1; these predictions are outside: {outside}")
+        refuse(say("exact match is a fraction between 0 and 1; these predictions are outside: {names}",
+                   names=outside))
     return [float(v) for v in values]
 
 
@@ -345,11 +350,13 @@ def _order_blind(answer, hidden=False, *, translator: type[nn.Module]):
     def in_order():  # the learner's dict as a tuple in the order of the models; its form checked here
         said = answer()   # (runs with the module's own functions refused: use none of them here)
         if not isinstance(said, dict) or set(said) != set(names):
-            raise CheckFailed(f"Exercise 11.4: return a dict with exactly these keys: {names}; got "
-                              f"{said!r:.200}\nHint: {hint}")
+            raise CheckFailed(say("{name}: return a dict with exactly these keys: {keys}; got {got}",
+                                  name="Exercise 11.4", keys=names, got=f"{said!r:.200}")
+                              + say(HINT, hint=hint))
         if not all(isinstance(said[name], bool) for name in names):
-            raise CheckFailed("Exercise 11.4: each value must be True (logits unchanged) or False; got "
-                              f"{said!r:.200}\nHint: {hint}")
+            raise CheckFailed(say("{name}: each value must be True (logits unchanged) or False; got "
+                                  "{got}", name="Exercise 11.4", got=f"{said!r:.200}")
+                              + say(HINT, hint=hint))
         return tuple(said[name] for name in names)
 
     verify_prediction(
