@@ -28,8 +28,8 @@ book: setup
 	$(BIN)/python scripts/translations.py books
 
 # Three steps. First the book alone, built as a newcomer's `make book` builds it (the threads
-# choose_threads() picks on a quiet machine), and the browser tests of its pages (what they show, and
-# what each chapter's first view weighs: tests/test_page_weight.py): threads that wait for a
+# choose_threads() picks on a quiet machine), and the browser test of its pages (what they show, and
+# what each chapter's first view weighs): threads that wait for a
 # core another process holds slow a run down many times over, so the book is not built beside anything
 # (two workers, but one builds while the other waits for the book; then both read its pages).
 # Its build trains every chapter's models once and keeps the runs in _build/kept_runs (tests/conftest.py).
@@ -42,9 +42,9 @@ book: setup
 # execute every notebook with no cell allowed to raise. Last, the glued numbers of those runs compared.
 test: setup
 	$(BIN)/python scripts/install_browser.py
-	$(BIN)/python -m pytest tests/test_book.py tests/test_browser.py tests/test_page_weight.py -n 2
+	$(BIN)/python -m pytest tests/test_book.py tests/test_browser.py -n 2
 	OMP_NUM_THREADS=1 $(BIN)/python -m pytest tests -n 2 --dist loadgroup \
-		--ignore=tests/test_book.py --ignore=tests/test_browser.py --ignore=tests/test_page_weight.py \
+		--ignore=tests/test_book.py --ignore=tests/test_browser.py \
 		--ignore=tests/test_glue_runs.py
 	$(BIN)/python -m pytest tests/test_glue_runs.py
 

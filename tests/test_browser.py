@@ -190,6 +190,38 @@ class Visit:
         self.context.close()
 
 
+# What a reader's first view downloads (issue 26, item 7): the decoded size of the page and of every
+# resource it loaded, once MathJax has typeset and the fonts it asked for have arrived (the list of
+# resources no longer grows), before anything scrolls. Read in the visits the page tests make anyway.
+MAX_FIRST_VIEW_BYTES = 2_500_000  # 2.5 MB, decoded, for any chapter page of the three books
+_FIRST_VIEW = """async () => {
+    await document.fonts.ready;
+    let entries = [], count = -1;
+    for (let i = 0; i < 20 && entries.length !== count; i++) {
+        count = entries.length;
+        await new Promise(done => setTimeout(done, 100));
+        entries = performance.getEntriesByType('resource');
+    }
+    const page = performance.getEntriesByType('navigation')[0];
+    return [{url: location.href, bytes: page.decodedBodySize}]
+        .concat(entries.map(e => ({url: e.name, bytes: e.decodedBodySize})));
+}"""
+
+
+def weight_problem(resources: list[dict], base: str, where: str, top: int = 15) -> str | None:
+    """None when the first view is light enough, else what it loaded, largest first."""
+    total = sum(r["bytes"] for r in resources)
+    if total <= MAX_FIRST_VIEW_BYTES:
+        return None
+    ordered = sorted(resources, key=lambda r: -r["bytes"])
+    lines = [f"{r['bytes'] / 1000:9.1f} KB  {r['url'].removeprefix(base).split('?')[0]}"
+             for r in ordered[:top]]
+    if len(ordered) > top:
+        lines.append(f"{sum(r['bytes'] for r in ordered[top:]) / 1000:9.1f} KB  ({len(ordered) - top} more)")
+    return (f"{where}: the first view loads {total / 1e6:.2f} MB decoded ({len(resources)} responses), "
+            f"more than {MAX_FIRST_VIEW_BYTES / 1e6:.1f} MB:\n  " + "\n  ".join(lines))
+
+
 # axe-core's WCAG 2.1 A and AA rules on the page as loaded; each violation with the elements it found.
 _AXE_RUN = """async (contrast) => {
     const result = await axe.run(document, {runOnly: {type: 'tag',
@@ -456,7 +488,8 @@ def _visit_at_desktop_width(browser, base: str, page_name: str, screenshots: Pat
                       "() => (document.querySelector('main') || document.body).innerText"),
                   "figures": visit.page.evaluate(_FIGURES),
                   "code_boxes": visit.page.evaluate(_CODE_BOXES),
-                  "wide_math": visit.page.evaluate(_WIDE_MATH)}
+                  "wide_math": visit.page.evaluate(_WIDE_MATH),
+                  "first_view": visit.page.evaluate(_FIRST_VIEW)}  # before a screenshot scrolls
         visit.page.screenshot(path=str(screenshots / "desktop" / _png_name(page_name)), full_page=True)
         record["axe"] = run_axe(visit.page, axe)
         record["phone"] = _measure_at_phone_width(visit.page, screenshots, page_name)
@@ -471,7 +504,7 @@ def _visit_at_desktop_width(browser, base: str, page_name: str, screenshots: Pat
 def desktop_visit(site, browser, screenshots, axe_script):
     """page name -> what one visit at desktop width measured (``_visit_at_desktop_width``).
 
-    Seven tests read each page (six at desktop width, one at a phone's); a page is loaded once per
+    Eight tests read each page (seven at desktop width, one at a phone's); a page is loaded once per
     test run for all of them, also across xdist workers: the first worker to need it visits it and
     leaves the record in a JSON file under a file lock, and the others read that file."""
     from filelock import FileLock
@@ -549,6 +582,15 @@ def _no_axe() -> None:
     if os.environ.get("CI"):
         pytest.fail(reason)
     pytest.skip(reason)
+
+
+@pytest.mark.parametrize("page_name", CHAPTER_PAGES)
+def test_first_view_is_light(page_name, site, desktop_visit):
+    """A chapter's first view downloads at most 2.5 MB decoded (views included), over HTTP; the
+    Chinese pages are weighed in their own visit (test_translated_page_reads_well)."""
+    base, _ = site
+    problem = weight_problem(desktop_visit(page_name)["first_view"], base, page_name)
+    assert problem is None, problem
 
 
 @pytest.mark.parametrize("page_name", PAGES)
@@ -658,6 +700,7 @@ def test_translated_page_reads_well(language, page_name, site, browser, screensh
     visit = Visit(browser, base, f"{language}/{page_name}")
     try:
         lang = visit.page.evaluate("() => document.documentElement.lang")
+        first_view = visit.page.evaluate(_FIRST_VIEW) if page_name in CHAPTER_PAGES else []
         facts = visit.page.evaluate(_PAGE_FACTS)
         untranslated = visit.page.evaluate(_UNTRANSLATED)
         wide_math = visit.page.evaluate(_WIDE_MATH)
@@ -684,6 +727,8 @@ def test_translated_page_reads_well(language, page_name, site, browser, screensh
     problems += [f"failed to load: {item}" for item in visit.failed]
     problems += link_problems(facts["links"], base, html, anchors)
     problems += [f"accessibility: {problem}" for problem in axe_problems(violations or [])]
+    if (heavy := weight_problem(first_view, base, "this page")) is not None:
+        problems.append(heavy)
     if page_name == "book/references":
         untranslated = [text for text in untranslated if not _is_reference_entry(text)]
     problems += [f"left in English: {text[:90]!r}" for text in untranslated[:8]]
