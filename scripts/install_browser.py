@@ -1,10 +1,11 @@
-"""Install what the browser test needs: a Chromium, a local copy of MathJax 3 for the book, and axe-core.
+"""Install what the book and the browser test need: a Chromium, local copies of MathJax 3 and
+reveal.js for the book, and axe-core.
 
-    python scripts/install_browser.py            # all three (what `make test` runs)
-    python scripts/install_browser.py --mathjax  # only MathJax (enough for `make book`)
+    python scripts/install_browser.py            # all four (what `make test` runs)
+    python scripts/install_browser.py --mathjax  # only MathJax and reveal.js (enough for `make book`)
     python scripts/install_browser.py --check    # install nothing; say what is there, exit 1 if not all
 
-Quick and idempotent: when all are already there it prints three lines and exits.
+Quick and idempotent: when all are already there it prints four lines and exits.
 
 - Chromium: any of ``$CHROMIUM_PATH``, ``/usr/bin/chromium``, ``chromium``, ``chromium-browser``,
   ``google-chrome`` on the PATH is used. When none is found and we are root on a system with
@@ -24,6 +25,10 @@ Quick and idempotent: when all are already there it prints three lines and exits
   require, autoload, configmacros: any other package a formula needs loads itself from
   ``input/tex/extensions/``), the HTML output with its TeX font, and the hidden MathML that screen
   readers read (``a11y/assistive-mml``). No MathML input: the pages hold TeX only.
+- reveal.js: the lecture slides (``classroom/slides.py``) are reveal.js decks. The npm registry's
+  ``reveal.js`` package (pinned below) gives the script, its stylesheet, one theme and the speaker-notes
+  plugin, unpacked into ``_vendor/reveal.js/``: Sphinx serves it with every book as
+  ``_static/reveal.js/``, where the decks beside the book load it. No CDN.
 - axe-core: the accessibility engine the browser test runs on every page (WCAG 2.1 A and AA rules).
   The npm registry's ``axe-core`` package (pinned below) gives ``axe.min.js``, kept in
   ``.test_tools/axe-core/`` (a folder that ignores itself in git), outside the book: readers never
@@ -34,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -56,6 +62,14 @@ MATHJAX_PARTS = ("startup.js", "core.js", "input/tex.js", "output/chtml.js", "ou
 _MATHJAX_LOADED = ("core", "input/tex", "output/chtml", "output/chtml/fonts/tex", "a11y/assistive-mml")
 # Parts of the npm package the book does not need (SVG output, the "full" bundles, node entry points).
 _SKIP_PARTS = ("svg", "-full", "node-main", "adaptors")
+
+# reveal.js: the lecture slides' presentation framework (classroom/slides.py). Unpacked into _vendor/, so
+# Sphinx serves it with every book as _static/reveal.js/ and the decks beside the book load it there.
+REVEAL_VERSION = "6.0.2"
+REVEAL_DIR = VENDOR_DIR / "reveal.js"
+REVEAL_FILES = {"package/dist/reveal.js": "reveal.js", "package/dist/reveal.css": "reveal.css",
+                "package/dist/theme/simple.css": "theme/simple.css",
+                "package/dist/plugin/notes.js": "plugin/notes.js", "package/LICENSE": "LICENSE"}
 
 AXE_VERSION = "4.14.1"
 TEST_TOOLS_DIR = ROOT / ".test_tools"  # what only the tests use; ignores itself in git
@@ -198,24 +212,13 @@ def install_mathjax(quiet: bool = False) -> bool:
         size = combine_mathjax(MATHJAX_DIR)
         print(f"MathJax: wrote {MATHJAX_DIR.relative_to(ROOT)}/{MATHJAX_ENTRY} ({size // 1000} KB)")
         return True
-    npm = shutil.which("npm")
-    if npm is None:
-        print("MathJax: `npm` is missing, so the book will load MathJax from a CDN (math then needs "
-              "internet to display). For offline math install Node.js/npm (Debian: `apt-get install npm`) "
-              "and run this script again.")
+    tarball = _npm_pack("mathjax", MATHJAX_VERSION, "MathJax")
+    if tarball is None:
+        print("MathJax: so the book will load MathJax from a CDN (math then needs internet to display).")
         _write_cdn_loader()
         return False
-    print(f"MathJax: fetching mathjax@{MATHJAX_VERSION} from the npm registry ...", flush=True)
-    with tempfile.TemporaryDirectory() as tmp:
-        result = subprocess.run([npm, "pack", f"mathjax@{MATHJAX_VERSION}", "--silent"], cwd=tmp,
-                                capture_output=True, text=True)
-        tarballs = list(Path(tmp).glob("mathjax-*.tgz"))
-        if result.returncode != 0 or not tarballs:
-            print(f"MathJax: `npm pack` failed, so the book will load MathJax from a CDN:\n"
-                  f"{result.stderr[-2000:]}")
-            _write_cdn_loader()
-            return False
-        _unpack_mathjax(tarballs[0])
+    _unpack_mathjax(tarball)
+    shutil.rmtree(tarball.parent, ignore_errors=True)
     print(f"MathJax: installed {MATHJAX_VERSION} in {MATHJAX_DIR.relative_to(ROOT)}/")
     return True
 
@@ -226,56 +229,108 @@ def axe_installed() -> bool:
     return AXE_SCRIPT.is_file() and stamp.is_file() and stamp.read_text().strip() == AXE_VERSION
 
 
+def _npm_pack(package: str, version: str, what: str) -> Path | None:
+    """``npm pack package@version`` into a fresh temporary folder; the tarball, or None (said why)."""
+    npm = shutil.which("npm")
+    if npm is None:
+        print(f"{what}: `npm` is missing. Install Node.js/npm (Debian: `apt-get install npm`) and run "
+              "this script again.")
+        return None
+    print(f"{what}: fetching {package}@{version} from the npm registry ...", flush=True)
+    tmp = Path(tempfile.mkdtemp(prefix="npm-pack-"))
+    result = subprocess.run([npm, "pack", f"{package}@{version}", "--silent"], cwd=tmp,
+                            capture_output=True, text=True)
+    tarballs = list(tmp.glob("*.tgz"))
+    if result.returncode != 0 or not tarballs:
+        print(f"{what}: `npm pack` failed:\n{result.stderr[-2000:]}")
+        shutil.rmtree(tmp, ignore_errors=True)
+        return None
+    return tarballs[0]
+
+
+def _unpack(tarball: Path, files: dict[str, str], target: Path, version: str) -> None:
+    """Copy ``files`` (name in the tarball -> name in ``target``) out of an npm tarball, atomically."""
+    staging = target.with_name(target.name + ".partial")
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    with tarfile.open(tarball) as tar:
+        for name, rel in files.items():
+            source = tar.extractfile(tar.getmember(name))
+            if source is not None:
+                (staging / rel).parent.mkdir(parents=True, exist_ok=True)
+                (staging / rel).write_bytes(source.read())
+    (staging / ".version").write_text(version + "\n")
+    shutil.rmtree(target, ignore_errors=True)
+    staging.rename(target)
+    shutil.rmtree(tarball.parent, ignore_errors=True)
+
+
 def install_axe(quiet: bool = False) -> bool:
     """Unpack axe-core's ``axe.min.js`` and licence (from the npm registry) unless already there."""
     if axe_installed():
         if not quiet:
             print(f"axe-core: found {AXE_VERSION} in {AXE_DIR.relative_to(ROOT)}/")
         return True
-    npm = shutil.which("npm")
-    if npm is None:
-        print("axe-core: `npm` is missing, so the browser test cannot check accessibility (it skips that "
-              "test, and fails under CI). Install Node.js/npm (Debian: `apt-get install npm`) and run this "
-              "script again.")
+    tarball = _npm_pack("axe-core", AXE_VERSION, "axe-core")
+    if tarball is None:
+        print("axe-core: without it the browser test cannot check accessibility (it skips that test, "
+              "and fails under CI).")
         return False
-    print(f"axe-core: fetching axe-core@{AXE_VERSION} from the npm registry ...", flush=True)
-    with tempfile.TemporaryDirectory() as tmp:
-        result = subprocess.run([npm, "pack", f"axe-core@{AXE_VERSION}", "--silent"], cwd=tmp,
-                                capture_output=True, text=True)
-        tarballs = list(Path(tmp).glob("axe-core-*.tgz"))
-        if result.returncode != 0 or not tarballs:
-            print(f"axe-core: `npm pack` failed:\n{result.stderr[-2000:]}")
-            return False
-        staging = AXE_DIR.with_name("axe-core.partial")
-        shutil.rmtree(staging, ignore_errors=True)
-        staging.mkdir(parents=True)
-        with tarfile.open(tarballs[0]) as tar:
-            for name, target in (("package/axe.min.js", "axe.min.js"), ("package/LICENSE", "LICENSE")):
-                source = tar.extractfile(tar.getmember(name))
-                if source is not None:
-                    (staging / target).write_bytes(source.read())
-        (staging / ".version").write_text(AXE_VERSION + "\n")
-        shutil.rmtree(AXE_DIR, ignore_errors=True)
-        staging.rename(AXE_DIR)
+    _unpack(tarball, {"package/axe.min.js": "axe.min.js", "package/LICENSE": "LICENSE"}, AXE_DIR,
+            AXE_VERSION)
     (TEST_TOOLS_DIR / ".gitignore").write_text("# Made by scripts/install_browser.py (not in git).\n*\n")
     print(f"axe-core: installed {AXE_VERSION} in {AXE_DIR.relative_to(ROOT)}/")
     return True
 
 
+def reveal_installed() -> bool:
+    """True when the pinned reveal.js is in ``_vendor/reveal.js``, its theme without web fonts."""
+    stamp = REVEAL_DIR / ".version"
+    theme = REVEAL_DIR / "theme" / "simple.css"
+    return stamp.is_file() and stamp.read_text().strip() == REVEAL_VERSION and \
+        all((REVEAL_DIR / rel).is_file() for rel in REVEAL_FILES.values()) and \
+        "https://" not in theme.read_text(encoding="utf-8")
+
+
+def install_reveal(quiet: bool = False) -> bool:
+    """Unpack the parts of reveal.js the slides use (from the npm registry) unless already there."""
+    if reveal_installed():
+        if not quiet:
+            print(f"reveal.js: found {REVEAL_VERSION} in {REVEAL_DIR.relative_to(ROOT)}/")
+        return True
+    tarball = _npm_pack("reveal.js", REVEAL_VERSION, "reveal.js")
+    if tarball is None:
+        print("reveal.js: without it `python -m classroom.slides` cannot write the lecture slides.")
+        return False
+    _unpack(tarball, REVEAL_FILES, REVEAL_DIR, REVEAL_VERSION)
+    # The theme asks Google Fonts for its two typefaces: an offline reader's deck would wait on them,
+    # and the decks name their own (system) fonts anyway (classroom/slides_static/slides.css).
+    theme = REVEAL_DIR / "theme" / "simple.css"
+    theme.write_text(re.sub(r'@import\s+(?:url\()?["\']?https?://[^;]*;', "",
+                            theme.read_text(encoding="utf-8")), encoding="utf-8")
+    (VENDOR_DIR / ".gitignore").write_text("# Made by scripts/install_browser.py (not in git).\n*\n")
+    print(f"reveal.js: installed {REVEAL_VERSION} in {REVEAL_DIR.relative_to(ROOT)}/")
+    return True
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--mathjax", action="store_true", help="only install the local MathJax")
+    parser.add_argument("--mathjax", action="store_true",
+                        help="only what the book needs: the local MathJax and reveal.js")
     parser.add_argument("--check", action="store_true", help="install nothing; report and exit 1 if missing")
     args = parser.parse_args(argv)
     if args.check:
         chromium, mathjax, axe = find_chromium(), mathjax_installed(), axe_installed()
+        reveal = reveal_installed()
         print(f"Chromium: {chromium or 'missing'}")
         print(f"MathJax: {'installed' if mathjax else 'missing'} ({MATHJAX_DIR.relative_to(ROOT)}/)")
+        print(f"reveal.js: {'installed' if reveal else 'missing'} ({REVEAL_DIR.relative_to(ROOT)}/)")
         print(f"axe-core: {'installed' if axe else 'missing'} ({AXE_DIR.relative_to(ROOT)}/)")
-        return 0 if (chromium and mathjax and axe) else 1
+        return 0 if (chromium and mathjax and axe and reveal) else 1
     # Neither is fatal here: without Chromium the browser test says why it skips (and fails under CI);
     # without npm the book loads MathJax from a CDN, and the browser test reports the offline math.
     install_mathjax()
+    install_reveal()
     if not args.mathjax:
         install_chromium()
         install_axe()
