@@ -9,7 +9,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup book test lint student bench robustness clean
+.PHONY: setup book test lint student student-book bench robustness clean
 
 $(STAMP): requirements.txt pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -53,6 +53,15 @@ lint: setup
 
 student: setup
 	$(BIN)/python -m classroom student --out student
+
+# The student's book: the book in its three languages without the solutions, the open questions'
+# answers, the ablation ladder's measured results and the authors' predictions, and the instructor
+# guide (book/_ext/student_book.py) -> _build/student_book/html/index.html, .../zh_CN/, .../zh_TW/.
+# It renders `make book`'s executed notebooks: with a warm cache nothing is executed.
+student-book: setup
+	$(BIN)/python scripts/install_browser.py --mathjax
+	COURSE_PLAIN_PROGRESS=1 $(BIN)/python scripts/book_cache.py --execute
+	$(BIN)/python scripts/student_book.py
 
 bench: setup
 	$(BIN)/python scripts/benchmark.py

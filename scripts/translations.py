@@ -6,6 +6,8 @@ Chinese books and the Chinese notebooks. The English notebooks and pages stay th
                                               # changed text fuzzy, obsolete dropped), derive zh_TW
     python scripts/translations.py derive-tw  # locales/zh_TW from locales/zh_CN
     python scripts/translations.py books      # the Chinese books: _build/html/zh_CN, _build/html/zh_TW
+    COURSE_EDITION=student python scripts/translations.py books   # the Chinese student's books
+                                              # (book/_ext/student_book.py): _build/student_book/html/zh_CN
     python scripts/translations.py notebooks  # translations/<lang>/chapters and .../student
     python scripts/translations.py status     # per catalogue: translated, untranslated, fuzzy
     python scripts/translations.py todo chapters/02_soft_lookup     # what is left, as JSON
@@ -38,6 +40,7 @@ LOCALES = ROOT / "locales"
 BUILD = ROOT / "_build"
 GETTEXT = BUILD / "gettext"
 NOTEBOOKS_OUT = ROOT / "translations"
+STUDENT_HTML = BUILD / "student_book" / "html"  # the student's book (`make student-book`)
 SOURCE = "zh_CN"
 LANGUAGES = {
     "zh_CN": {"name": "简体中文", "title": "注意力机制：从 seq2seq 到 Transformer",
@@ -340,6 +343,24 @@ def _jupyter_book(*args: str, language: str | None = None) -> None:
                    check=True, cwd=ROOT, env={**os.environ, "COURSE_PLAIN_PROGRESS": "1"})
 
 
+def edition() -> str:
+    """The book's edition: "teacher" (the public book, the default) or "student" (`COURSE_EDITION`)."""
+    chosen = os.environ.get("COURSE_EDITION", "teacher") or "teacher"
+    if chosen not in ("teacher", "student"):
+        raise SystemExit(f"COURSE_EDITION={chosen!r}: expected teacher or student")
+    return chosen
+
+
+def student_config(config: dict) -> dict:
+    """The student's book's settings on top of a book's configuration: book/_ext/student_book.py
+    switched on, and no button that opens or links the full notebooks (launch, repository)."""
+    config["sphinx"]["local_extensions"]["student_book"] = str(ROOT / "book" / "_ext")
+    config["sphinx"]["config"]["course_edition"] = "student"
+    config["launch_buttons"] = {}
+    config.setdefault("html", {})["use_repository_button"] = False
+    return config
+
+
 def config_for(language: str | None, builder: str = "html") -> Path:
     """_config.yml for one language, reusing the English build's executed notebooks."""
     import yaml
@@ -360,7 +381,10 @@ def config_for(language: str | None, builder: str = "html") -> Path:
         sphinx["nb_code_prompt_show"] = LANGUAGES[language]["show"]  # myst-nb's "Show code cell ..."
         sphinx["nb_code_prompt_hide"] = LANGUAGES[language]["hide"]
         config["repository"]["path_to_book"] = f"translations/{language}"
-    path = BUILD / f"config_{language or builder}.yml"
+    student = builder == "html" and edition() == "student"
+    if student:
+        student_config(config)
+    path = BUILD / f"config_{'student_' if student else ''}{language or builder}.yml"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(yaml.safe_dump(config, allow_unicode=True, sort_keys=False), encoding="utf-8")
     return path
@@ -425,10 +449,12 @@ def _all_executed() -> bool:
 def books(languages: list[str]) -> None:
     """Build each Chinese book from the English build's cache into _build/html/<lang>/. When every
     notebook is cached (after `make book`'s English build) the books only render: they are built side by
-    side, one process each; otherwise one after the other, so that no notebook runs twice at once."""
+    side, one process each; otherwise one after the other, so that no notebook runs twice at once.
+    With COURSE_EDITION=student, the student's books, into _build/student_book/html/<lang>/."""
+    student = edition() == "student"
     jobs = []
     for language in languages:
-        out = BUILD / f"book_{language}"
+        out = BUILD / (f"student_book_{language}" if student else f"book_{language}")
         args = ("--config", str(config_for(language)), "--path-output", str(out), "-W", "-n",
                 "--keep-going")
         jobs.append((language, out, args))
@@ -443,15 +469,34 @@ def books(languages: list[str]) -> None:
         for language, _, args in jobs:
             _jupyter_book(*args, language=language)
     for language, out, _ in jobs:
-        target = BUILD / "html" / language
+        target = (STUDENT_HTML if student else BUILD / "html") / language
         shutil.rmtree(target, ignore_errors=True)
         shutil.copytree(out / "_build" / "html", target)
         # the page's download button serves its notebook from _sources/: the edition's own notebook
-        for notebook in sorted((NOTEBOOKS_OUT / language / "chapters").glob("*.ipynb")):
+        # (the student's book: the student edition, without the solutions)
+        served_from = NOTEBOOKS_OUT / language / ("student" if student else "chapters")
+        for notebook in sorted(served_from.glob("*.ipynb")):
             served = target / "_sources" / "chapters" / notebook.name
             if served.exists():
                 shutil.copyfile(notebook, served)
+        if student:
+            withhold_sources(target)
         print(f"{LANGUAGES[language]['name']}: {target.relative_to(ROOT)}/index.html")
+
+
+def withhold_sources(html: Path) -> None:
+    """In a student's book, the page sources the download button serves that would show what the pages
+    leave out: the instructor guide's (its rubrics) becomes the page's own note."""
+    guide = html / "_sources" / "book" / "instructor_guide.md"
+    if guide.exists():
+        title = guide.read_text(encoding="utf-8").splitlines()[0]
+        sys.path.insert(0, str(ROOT / "book" / "_ext"))
+        try:
+            from student_book import note_text
+        finally:
+            sys.path.remove(str(ROOT / "book" / "_ext"))
+        language = html.name if html.name in LANGUAGES else None
+        guide.write_text(f"{title}\n\n{note_text('page', language)}\n", encoding="utf-8")
 
 
 # ---------------------------------------------------------------------------------------------------
