@@ -23,6 +23,7 @@ from pathlib import Path
 import nbformat
 
 from classroom.exercises import find_exercises
+from classroom.schedule_text import schedule
 
 REPO = Path(__file__).resolve().parents[1]
 GUIDE = REPO / "book" / "instructor_guide.md"
@@ -31,6 +32,7 @@ POINTS = {"Easy": 1, "Medium": 2, "Hard": 3}
 _EXERCISE = re.compile(r"^[`:]{3,}\s*\{exercise\}[ \t]*(?P<title>[^\n]*)\n(?P<body>.*?)^[`:]{3,}\s*$",
                        re.M | re.S)
 _TIMES = re.compile(r"(<!-- times: start -->\n)(?:.*?\n)?(<!-- times: end -->)", re.S)
+_SCHEDULE = re.compile(r"(<!-- schedule: start -->\n)(?:.*?\n)?(<!-- schedule: end -->)", re.S)
 
 
 def chapter_notebooks(chapters: Path = REPO / "chapters") -> list[Path]:
@@ -130,6 +132,14 @@ def measured_seconds(cache: Path = REPO / "_build" / ".jupyter_cache") -> dict[s
     return {Path(r.uri).stem: float(r.data.get("execution_seconds", "nan")) for r in records}
 
 
+def table_seconds(text: str, chapters: Path = REPO / "chapters") -> dict[str, float]:
+    """The run times the guide's time table states now, by notebook (those not measured left out)."""
+    found = _TIMES.search(text)
+    stems = {int(p.name[:2]): p.stem for p in chapter_notebooks(chapters)}
+    rows = re.findall(r"^\| (\d+)\. [^|]*\| (\d+(?:\.\d+)?) \|", found.group(0) if found else "", re.M)
+    return {stems[int(n)]: float(s) for n, s in rows if int(n) in stems}
+
+
 def time_table(chapters: Path, seconds: dict[str, float]) -> str:
     rows = ["| Notebook | Run time, last book build (s) | Exercises | Exercise time (min) |",
             "|---|---|---|---|"]
@@ -156,6 +166,26 @@ def goals_of(path: Path) -> list[str]:
     return []
 
 
+def sections_of(path: Path) -> list[str]:
+    """The titles of a notebook's sections (its level-2 headings), without Summary and Exercises."""
+    nb = nbformat.read(path, as_version=4)
+    return [title for cell in nb.cells if cell.cell_type == "markdown"
+            for title in re.findall(r"^## (.+?)\s*$", cell.source, re.M)
+            if title not in ("Summary", "Exercises")]
+
+
+def lists_in_order(line: str, titles: list[str]) -> bool:
+    """Whether the guide's "**Sections.**" line names every title, word for word and in order (it may
+    say more about each, in parentheses)."""
+    at, line = 0, " ".join(line.split())
+    for title in titles:
+        at = line.find(title, at)
+        if at < 0:
+            return False
+        at += len(title)
+    return True
+
+
 def updated_guide(text: str, chapters: Path, seconds: dict[str, float] | None) -> str:
     """The guide with every chapter's learning goals and exercise line (and, given ``seconds``, the
     time table) redone."""
@@ -172,6 +202,11 @@ def updated_guide(text: str, chapters: Path, seconds: dict[str, float] | None) -
                 new_body = body.replace(body_goals.group(1), "\n".join(goals) + "\n", 1)
                 text = text.replace(body, new_body, 1)
                 body = new_body
+        sections = re.search(r"^\*\*Sections\.\*\* (.*?)\n\n", body, re.M | re.S)
+        if sections and not lists_in_order(sections.group(1), sections_of(path)):
+            new_body = body.replace(sections.group(1), "; ".join(sections_of(path)) + ".", 1)
+            text = text.replace(body, new_body, 1)
+            body = new_body
         new_line = exercise_line(path)
         if re.search(r"^\*\*Exercises\*\*.*$", body, re.M):
             new_body = re.sub(r"^\*\*Exercises\*\*.*$", new_line.replace("\\", r"\\"), body, count=1,
@@ -179,8 +214,10 @@ def updated_guide(text: str, chapters: Path, seconds: dict[str, float] | None) -
         else:
             new_body = body.rstrip("\n") + "\n\n" + new_line + "\n\n"
         text = text.replace(body, new_body, 1)
-    if seconds is not None:
-        text = _TIMES.sub(lambda m: m.group(1) + time_table(chapters, seconds) + "\n" + m.group(2), text)
+    # without a fresh measurement, the run times the table states stand (its other columns are redone)
+    run = seconds if seconds is not None else table_seconds(text, chapters)
+    text = _TIMES.sub(lambda m: m.group(1) + time_table(chapters, run) + "\n" + m.group(2), text)
+    text = _SCHEDULE.sub(lambda m: m.group(1) + schedule(chapters, run) + m.group(2), text)
     text = _RUBRICS.sub(lambda m: m.group(1) + rubrics(chapters) + m.group(2), text)
     text = _RESOURCES.sub(lambda m: m.group(1) + resources_table() + m.group(2), text)
     return text
@@ -195,7 +232,8 @@ def main(argv: list[str] | None = None) -> int:
     text = args.guide.read_text(encoding="utf-8")
     if args.check:
         if updated_guide(text, args.chapters, None) != text:
-            print(f"{args.guide}: the exercise lines disagree with the notebooks; "
+            print(f"{args.guide}: the goals, sections, exercises, times or schedule disagree with the "
+                  "notebooks; "
                   "run python -m classroom.guide")
             return 1
         print(f"{args.guide}: current")
