@@ -1,6 +1,7 @@
 # Two commands for a newcomer (see README.md):
 #   make book   build the HTML book, executing every notebook  -> _build/html/index.html, and the
 #               Chinese books from the same executed notebooks  -> _build/html/zh_CN/, _build/html/zh_TW/
+#               and every chapter's lecture slides beside each book   -> _build/html/slides/, ...
 #   make test   run the whole test suite (unit tests, every notebook through nbval, the book, a browser)
 # Both create and fill .venv when it is missing or older than requirements.txt / pyproject.toml.
 
@@ -26,6 +27,7 @@ book: setup
 	COURSE_PLAIN_PROGRESS=1 $(BIN)/python scripts/book_cache.py --execute
 	COURSE_PLAIN_PROGRESS=1 $(BIN)/jupyter-book build . --toc book/_toc.yml -W -n --keep-going
 	$(BIN)/python scripts/translations.py books
+	$(BIN)/python -m classroom.slides
 
 # Three steps. First the book alone, built as a newcomer's `make book` builds it (the threads
 # choose_threads() picks on a quiet machine), and the browser test of its pages (what they show, and

@@ -102,7 +102,7 @@ def _sources_hash(toc: Path) -> str:
     digest = hashlib.sha256()
     files = [REPO_ROOT / "_config.yml", toc]
     for pattern in ("book/**/*", "chapters/*.ipynb", "utils/*.py", "utils/*.js", "locales/**/*.po",
-                    "scripts/translations.py"):
+                    "scripts/translations.py", "classroom/slides.py", "classroom/slides_static/*"):
         files += sorted(p for p in REPO_ROOT.glob(pattern) if p.is_file())
     for path in files:
         digest.update(str(path.relative_to(REPO_ROOT) if path.is_relative_to(REPO_ROOT) else path).encode())
@@ -152,6 +152,11 @@ def build_book(toc: Path, output: Path) -> tuple[int, str]:
                                  cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                  text=True, timeout=BUILD_TIMEOUT_S)
         code, log = chinese.returncode, log + chinese.stdout
+        if code == 0:  # as `make book` does: the lecture slides beside each book
+            slides = subprocess.run([sys.executable, "-m", "classroom.slides"], cwd=REPO_ROOT, env=env,
+                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                    timeout=BUILD_TIMEOUT_S)
+            code, log = slides.returncode, log + slides.stdout
     return code, re.sub(r"\x1b\[[0-9;]*m", "", log)  # without colour codes
 
 

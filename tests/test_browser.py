@@ -850,3 +850,93 @@ def test_attention_view_shows_the_models_weights(book, width, site, browser):
     assert not errors, f"script errors: {errors}"
     assert overflow["scroll"] <= overflow["width"] + 1, (
         f"at {width} width the page scrolls sideways: {overflow['wide']}")
+
+
+# --- the lecture decks (classroom/slides.py; issue 27, item 1) --------------------------------------
+_DECK_READY = """async () => {
+    const ready = name => document.documentElement.getAttribute(name) === 'ready';
+    for (let i = 0; i < 600 && !(ready('data-deck') && ready('data-math')); i++) {
+        await new Promise(done => setTimeout(done, 50));
+    }
+    await document.fonts.ready;
+    return ready('data-deck') && ready('data-math');
+}"""
+# Every slide in turn: what sticks out of the 1280 x 720 slide, images that did not load, math left as
+# TeX, and whether it has speaker notes. Measured in the slide's own pixels (reveal.js scales the deck).
+_EVERY_SLIDE = """async () => {
+    const slides = Reveal.getSlides(), out = [];
+    const box = document.querySelector('.reveal .slides');
+    for (const slide of slides) {
+        const where = Reveal.getIndices(slide);
+        Reveal.slide(where.h, where.v, 1e9);  // every fragment shown
+        await new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)));
+        const scale = Reveal.getScale(), frame = box.getBoundingClientRect();
+        let bottom = 0, right = 0;
+        for (const el of slide.querySelectorAll(':scope > *:not(aside)')) {
+            const r = el.getBoundingClientRect();
+            bottom = Math.max(bottom, (r.bottom - frame.top) / scale);
+            right = Math.max(right, (r.right - frame.left) / scale);
+        }
+        const text = slide.cloneNode(true);
+        text.querySelectorAll('aside, mjx-container, script').forEach(n => n.remove());
+        out.push({
+            n: slide.getAttribute('data-slide'), bottom: Math.round(bottom), right: Math.round(right),
+            broken: Array.from(slide.querySelectorAll('img')).filter(i => !i.naturalWidth).map(i => i.src),
+            tex: /\\\\\\(|\\\\\\[/.test(text.textContent),
+            math: slide.querySelectorAll('span.math, div.math').length,
+            typeset: slide.querySelectorAll('mjx-container').length,
+            notes: (slide.querySelector('aside.notes') || {textContent: ''}).textContent.trim().length,
+        });
+    }
+    return {slides: out, total: Reveal.getTotalSlides(), notes: Reveal.hasPlugin('notes'),
+            lang: document.documentElement.lang, width: Reveal.getConfig().width,
+            height: Reveal.getConfig().height};
+}"""
+DECK_LANGUAGES = {"": "en", "zh_CN/": "zh-CN", "zh_TW/": "zh-TW"}
+
+
+@pytest.mark.parametrize("book", list(DECK_LANGUAGES))
+def test_every_deck_opens_and_every_slide_fits(book, site, browser):
+    """Each chapter's deck, in each book: it opens from the chapter page's link, every slide renders
+    (images loaded, math typeset, nothing sticking out of the 1280 x 720 slide), the speaker notes are
+    there, and no request leaves the site, no script fails."""
+    base, html = site
+    if book and not (html / book).is_dir():
+        pytest.skip(f"no {book} book")
+    problems = []
+    for page_name in CHAPTER_PAGES:
+        stem = page_name.split("/", 1)[1]
+        deck = html / book / "slides" / f"{stem}.html"
+        if not deck.exists():
+            problems.append(f"{book}slides/{stem}.html is missing")
+            continue
+        chapter = (html / book / f"{page_name}.html").read_text(encoding="utf-8")
+        if f'href="../slides/{stem}.html"' not in chapter:
+            problems.append(f"{book}{page_name}: no link to its deck")
+        visit = Visit(browser, base, f"{book}slides/{stem}", viewport=DESKTOP)
+        console = []
+        visit.page.on("console", lambda msg, c=console: c.append(msg.text) if msg.type == "error" else None)
+        try:
+            ready = visit.page.evaluate(_DECK_READY)
+            found = visit.page.evaluate(_EVERY_SLIDE) if ready else None
+        finally:
+            visit.close()
+        where = f"{book}slides/{stem}"
+        if not ready:
+            problems.append(f"{where}: the deck or its math never became ready")
+            continue
+        problems += [f"{where}: {p}" for p in visit.external + visit.failed + visit.script_errors + console]
+        assert found["lang"] == DECK_LANGUAGES[book] and found["notes"], (where, found["lang"])
+        assert found["total"] == len(found["slides"]) >= 5, f"{where}: {found['total']} slides"
+        for s in found["slides"]:
+            if s["bottom"] > found["height"] + 2 or s["right"] > found["width"] + 2:
+                problems.append(f"{where} slide {s['n']}: its content reaches {s['right']} x "
+                                f"{s['bottom']} px, past the {found['width']} x {found['height']} slide")
+            if s["broken"]:
+                problems.append(f"{where} slide {s['n']}: images did not load: {s['broken']}")
+            if s["tex"] or s["typeset"] < s["math"]:
+                problems.append(f"{where} slide {s['n']}: math left as TeX ({s['typeset']} of {s['math']})")
+        with_notes = sum(1 for s in found["slides"] if s["notes"])
+        if with_notes < len(found["slides"]) // 2:
+            problems.append(f"{where}: only {with_notes} of {len(found['slides'])} slides have notes")
+    assert not problems, "\n".join(problems)

@@ -12,6 +12,8 @@
    exist in traditional Chinese too, and every page carries a switcher to the same page in the other
    languages. The English book is at the site's root, each Chinese book in a folder beside it
    (``zh_CN/``, ``zh_TW/``).
+5. Each chapter page links to its lecture deck (``slides/<chapter>.html``, written by
+   ``classroom/slides.py`` beside the book).
 """
 
 from __future__ import annotations
@@ -159,7 +161,31 @@ def language_switcher(app: Sphinx, pagename: str, templatename: str, context: di
                          f'lang="{_html_lang(code)}" href="{up}{folder}{pagename}.html">{name}</a>')
     switcher = ('<nav class="course-languages" aria-label="Language / 语言 / 語言">'
                 + " · ".join(links) + "</nav>")
-    context["body"] = switcher + context["body"]
+    context["body"] = switcher + slides_link(pagename, current) + context["body"]
+
+
+SLIDES_LABEL = {"en": "Slides for this chapter", "zh_CN": "本章幻灯片", "zh_TW": "本章投影片"}
+SLIDES_WORD = {"en": "slides", "zh_CN": "幻灯片", "zh_TW": "投影片"}
+
+
+def slides_role(name, rawtext, text, lineno, inliner, options=None, content=None):
+    """``{slides}`04_self_attention``` -> a link to that deck, from any page of the book."""
+    env = inliner.document.settings.env
+    language = env.config.language if env.config.language in LANGUAGES else "en"
+    up = "../" * env.docname.count("/")
+    stem = text.strip()
+    return [nodes.reference(rawtext, SLIDES_WORD[language], refuri=f"{up}slides/{stem}.html")], []
+
+
+def slides_link(pagename: str, language: str) -> str:
+    """A chapter page's link to its lecture deck (classroom/slides.py writes the decks into the
+    book's ``slides/`` folder after the build; `make book` runs both)."""
+    if not pagename.startswith("chapters/") or chapter_of(pagename) is None:
+        return ""
+    stem = pagename.split("/", 1)[1]
+    up = "../" * pagename.count("/")
+    return (f'<p class="course-slides-link"><a href="{up}slides/{stem}.html">'
+            f"{SLIDES_LABEL[language]}</a></p>")
 
 
 def _html_lang(code: str) -> str:
@@ -218,6 +244,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("builder-inited", add_static_files)
     app.connect("config-inited", add_exercise_words, priority=400)  # before sphinx-exercise
     app.connect("html-page-context", language_switcher)
+    app.add_role("slides", slides_role)
     app.add_transform(TranslatableExerciseTitles)
     _glue_in_translations()
     app.add_post_transform(ExerciseTitlesForGettext)

@@ -128,7 +128,7 @@ def icons_in_use(outdir: Path) -> set[str]:
     static = outdir / "_static"
     for path in static.rglob("*.js"):
         relative = path.relative_to(static).as_posix()
-        if relative.startswith(("mathjax/", "scripts/fontawesome")):
+        if not path.is_file() or relative.startswith(("mathjax/", "reveal/", "scripts/fontawesome")):
             continue
         names |= set(_ICON_NAME.findall(path.read_text(encoding="utf-8", errors="replace")))
     return names
