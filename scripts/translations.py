@@ -778,9 +778,13 @@ def _texts(language: str) -> dict[str, str]:
 
 
 def _write_texts(language: str, table: dict[str, str]) -> None:
+    """Write one language's texts, and only when they changed: the file is part of the package, and a
+    newer file in utils/ makes every run in the book's execution cache stale (scripts/book_cache.py)."""
     EXERCISE_TEXTS.mkdir(parents=True, exist_ok=True)
     text = json.dumps(dict(sorted(table.items())), ensure_ascii=False, indent=1) + "\n"
-    (EXERCISE_TEXTS / f"{language}.json").write_text(text, encoding="utf-8")
+    path = EXERCISE_TEXTS / f"{language}.json"
+    if not path.exists() or path.read_text(encoding="utf-8") != text:
+        path.write_text(text, encoding="utf-8")
 
 
 def texts_todo() -> list[str]:

@@ -506,3 +506,18 @@ def test_a_recognised_mistake_is_named_in_chinese(monkeypatch, capsys):
                    name="Exercise 0.1", mistakes={mistake: wrong_axis})
     out = capsys.readouterr().out
     assert translations._texts("zh_CN")[mistake] in out and mistake not in out, out
+
+
+def test_writing_unchanged_exercise_texts_leaves_the_file_alone(tmp_path, monkeypatch):
+    """derive-tw rewrites utils/exercises/locale/zh_TW.json; a file of the package newer than the book's
+    cached runs makes scripts/book_cache.py drop every run, so an unchanged text must not be written."""
+    import os
+
+    monkeypatch.setattr(translations, "EXERCISE_TEXTS", tmp_path)
+    translations._write_texts("zh_TW", {"b": "乙", "a": "甲"})
+    path = tmp_path / "zh_TW.json"
+    os.utime(path, (1_000_000_000, 1_000_000_000))
+    translations._write_texts("zh_TW", {"a": "甲", "b": "乙"})
+    assert path.stat().st_mtime == 1_000_000_000, "the same texts were written again"
+    translations._write_texts("zh_TW", {"a": "甲", "b": "丙"})
+    assert path.stat().st_mtime > 1_000_000_000 and "丙" in path.read_text(encoding="utf-8")
