@@ -49,11 +49,13 @@ class Withheld:
     kind: str
     target: str
     why: str
+    note: str = ""  # which note stands in its place (NOTES); the kind's own by default
 
 
 WITHHELD: dict[str, list[Withheld]] = {
     "chapters/10_lab_find_the_bug": [
-        Withheld("section", "what-the-hunt-showed", "names the five slips, the lab's answers"),
+        Withheld("section", "what-the-hunt-showed", "names the five slips, the lab's answers",
+                 note="answers"),
     ],
     "chapters/11_lab_ablation_ladder": [
         Withheld("outputs", "e14b960d", "rungs 0-4 trained: their losses"),
@@ -83,6 +85,8 @@ NOTES = {
              "这一部分解读测量结果，收在本书的教师版中。"),
     "section": ("This part reads the measured results; it is in the teacher's edition of this book.",
                 "这一部分解读测量结果，收在本书的教师版中。"),
+    "answers": ("This part gives the lab's answers; it is in the teacher's edition of this book.",
+                "这一部分给出了实验的答案，收在本书的教师版中。"),
     "page": ("The instructor guide is in the teacher's edition of this book: it holds the rubrics "
              "and the labs' answers.", "教师指南在本书的教师版中：其中有评分标准和实验的答案。"),
 }
@@ -230,7 +234,7 @@ def _withhold_piece(document: nodes.document, piece: Withheld, language: str | N
                 for child in own:
                     section.remove(child)
                 position = 1 if section.children and isinstance(section[0], nodes.title) else 0
-                section.insert(position, note("section", language))
+                section.insert(position, note(piece.note or "section", language))
                 return True
         return False
     if cell_ids is None or piece.target not in cell_ids:
@@ -259,7 +263,7 @@ def _withhold_piece(document: nodes.document, piece: Withheld, language: str | N
         found = [b for b in blocks(document) if cell_index(b) == index]
         if not found:
             return False
-        found[0].parent.replace(found[0], note("cell", language))
+        found[0].parent.replace(found[0], note(piece.note or "cell", language))
         for block in found[1:]:
             block.parent.remove(block)
         return True
