@@ -34,8 +34,9 @@ ENGLISH_BUILD = translations.BUILD / "student_book_en"
 def english_book() -> Path:
     """Build the English student's book into _build/student_book/html; return that folder."""
     config = translations.config_for(None)
+    # --all: every page read again, since Sphinx cannot see a change of book/_ext/student_book.py
     translations._jupyter_book("--config", str(config), "--path-output", str(ENGLISH_BUILD), "-W", "-n",
-                               "--keep-going", language=None)
+                               "--keep-going", "--all", language=None)
     OUT.mkdir(parents=True, exist_ok=True)
     for old in OUT.iterdir():  # the Chinese books beside it are rebuilt on their own
         if old.name not in translations.LANGUAGES:

@@ -457,6 +457,8 @@ def books(languages: list[str]) -> None:
         out = BUILD / (f"student_book_{language}" if student else f"book_{language}")
         args = ("--config", str(config_for(language)), "--path-output", str(out), "-W", "-n",
                 "--keep-going")
+        if student:  # every page read again: Sphinx cannot see a change of book/_ext/student_book.py
+            args += ("--all",)
         jobs.append((language, out, args))
     if len(jobs) > 1 and _all_executed():
         from concurrent.futures import ThreadPoolExecutor
