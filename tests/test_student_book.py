@@ -323,6 +323,7 @@ def _pasted(page_html: str) -> list[str]:
     return re.findall(r'<span class="pasted-text">([^<]*)</span>', page_html)
 
 
+@pytest.mark.xdist_group(name="student_book")  # one build of the small book
 def test_the_student_book_shows_no_solution_answer_or_ladder_number(small_books):
     student, public, build = small_books
     lab = "11_lab_ablation_ladder"
@@ -359,6 +360,7 @@ def test_the_student_book_shows_no_solution_answer_or_ladder_number(small_books)
     assert "colab.research.google.com" in public[lab] and "colab.research.google.com" not in student[lab]
 
 
+@pytest.mark.xdist_group(name="student_book")  # one build of the small book
 def test_an_exercise_cannot_be_passed_by_copying_the_student_book(small_books):
     """Copy the definition of exercise 11.5's function from each page and check it: the public book's
     passes (it is the solution), the student's book has nothing to copy."""
