@@ -1,7 +1,7 @@
 # Two commands for a newcomer (see README.md):
 #   make book   build the HTML book, executing every notebook  -> _build/html/index.html, and the
 #               Chinese books from the same executed notebooks  -> _build/html/zh_CN/, _build/html/zh_TW/
-#               and every chapter's lecture slides beside each book   -> _build/html/slides/, ...
+#               and each notebook's lecture slides beside each book -> _build/html/slides/, .../zh_CN/slides/
 #   make test   run the whole test suite (unit tests, every notebook through nbval, the book, a browser)
 # Both create and fill .venv when it is missing or older than requirements.txt / pyproject.toml.
 
@@ -44,8 +44,8 @@ book: setup
 # execute every notebook with no cell allowed to raise. Last, the glued numbers of those runs compared.
 test: setup
 	$(BIN)/python scripts/install_browser.py
-	$(BIN)/python -m pytest tests/test_book.py tests/test_browser.py -n 2
-	OMP_NUM_THREADS=1 $(BIN)/python -m pytest tests -n 2 --dist loadgroup \
+	$(BIN)/python -m pytest tests/test_book.py tests/test_browser.py -n 2 --durations=15
+	OMP_NUM_THREADS=1 $(BIN)/python -m pytest tests -n 2 --dist loadgroup --durations=25 \
 		--ignore=tests/test_book.py --ignore=tests/test_browser.py \
 		--ignore=tests/test_glue_runs.py
 	$(BIN)/python -m pytest tests/test_glue_runs.py

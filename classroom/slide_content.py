@@ -47,7 +47,8 @@ def glue_values(nb: nbformat.NotebookNode) -> dict[str, dict]:
 
 def glue_text(data: dict, spec: str) -> str:
     """A glued value as {glue:text} shows it: its text, formatted by ``spec`` (``key:.2f``)."""
-    text = data.get("text/plain", "")
+    # utils.glue writes the value under papermill's prefix ("application/papermill.record/text/plain")
+    text = next((v for k, v in data.items() if k == "text/plain" or k.endswith("/text/plain")), "")
     if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
         text = text[1:-1]
     if spec:
@@ -67,7 +68,10 @@ def fill_glue(source: str, values: dict[str, dict], where: str) -> str:
         if key not in values:
             raise SlidesError(f"{where}: the prose glues {key!r}, which the executed notebook does not "
                               "hold (was it executed? `make book` runs every notebook)")
-        return glue_text(values[key], match.group("spec") or "")
+        text = glue_text(values[key], match.group("spec") or "")
+        if not text:
+            raise SlidesError(f"{where}: the glued value {key!r} has no text to show")
+        return text
     return _GLUE.sub(value, source)
 
 
@@ -261,7 +265,7 @@ def code_on_slide(cell: nbformat.NotebookNode, caption: str, images: list[tuple[
         if output.get("output_type") == "stream":
             text = output.get("text", "")
             if output.get("name") == "stdout" and 0 < len(text.splitlines()) <= OUTPUT_LINES and \
-                    "optional-output" not in tags:  # not "the knob is off, nothing drawn"
+                    not draws and "optional-output" not in tags:  # a figure's cell: the figure alone
                 shown.html.append(f'<pre class="output">{html.escape(text.rstrip())}</pre>')
             continue
         for mime, suffix in (("image/png", "png"), ("image/jpeg", "jpg")):

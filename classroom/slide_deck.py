@@ -175,7 +175,7 @@ def build_deck(stem: str, executed: nbformat.NotebookNode, language: str = "en",
 
 SLIDE_HEIGHT = 720  # reveal.js's slide size (slides.js), in the slide's own pixels
 SLIDE_WIDTH = 1280
-ROOM = 640  # height the blocks of one slide may fill: the slide less its margins and slide number
+ROOM = 630  # height the blocks of one slide may fill: the slide less its margins and slide number
 LINE_UNITS = 80  # a line of text: this many Latin letters wide (a Han character counts two)
 
 
@@ -202,7 +202,8 @@ def block_height(block: str) -> int:
     if inner.startswith('<div class="math"'):
         return 40 + 48 * (inner.count("\\\\") + 1)
     if inner.startswith("<table") or inner.startswith('<div class="output"'):
-        return 30 + 30 * max(1, inner.count("<tr"))
+        rows = re.findall(r"<tr.*?</tr>", inner, flags=re.S) or [inner]
+        return 20 + sum(12 + 21 * max(2, -(-_text_units(row) // 95)) for row in rows)
     if inner.startswith("<ul") or inner.startswith("<ol"):
         items = re.findall(r"<li>(.*?)</li>", inner, flags=re.S)
         return sum(14 + 42 * -(-_text_units(item) // (LINE_UNITS - 6)) + 75 * item.count('class="math"')

@@ -115,10 +115,21 @@ def install_static(folder: Path, root: Path) -> None:
         shutil.copy2(STATIC / name, folder / name)
 
 
+def decks_of(book: Path, language: str = "en") -> list[Deck]:
+    """Every notebook's deck in ``language``, from the book built in ``book`` (``_build/html``)."""
+    decks = []
+    for path in sorted(CHAPTERS.glob("[0-9][0-9]_*.ipynb")):
+        text = None
+        if language != "en":
+            text = nbformat.read(REPO / "translations" / language / "chapters" / path.name, as_version=4)
+        numbers = figure_numbers(book / "chapters" / f"{path.stem}.html")
+        decks.append(build_deck(path.stem, executed_notebook(book, path.stem), language, text, numbers))
+    return decks
+
+
 def write_decks(book: Path, languages: list[str] | None = None) -> list[Deck]:
     """Write every notebook's deck in every language beside ``book`` (the English ``_build/html``)."""
     decks = []
-    english_pages = book / "chapters"
     for language in languages or list(LANGUAGES):
         root = book / LANGUAGES[language]
         if language != "en" and not root.exists():
@@ -128,20 +139,13 @@ def write_decks(book: Path, languages: list[str] | None = None) -> list[Deck]:
         shutil.rmtree(folder, ignore_errors=True)
         folder.mkdir(parents=True)
         install_static(folder, root)
-        for path in sorted(CHAPTERS.glob("[0-9][0-9]_*.ipynb")):
-            stem = path.stem
-            executed = executed_notebook(book, stem)
-            text = None
-            if language != "en":
-                text = nbformat.read(REPO / "translations" / language / "chapters" / path.name,
-                                     as_version=4)
-            deck = build_deck(stem, executed, language, text, figure_numbers(english_pages / f"{stem}.html"))
-            files = folder / f"{stem}_files"
+        for deck in decks_of(book, language):
+            files = folder / f"{deck.stem}_files"
             files.mkdir(exist_ok=True)
             for name, data in deck.images:
                 (files / name).write_bytes(data)
-            (folder / f"{stem}.html").write_text(deck_html(deck, f"../chapters/{stem}.html"),
-                                                 encoding="utf-8")
+            (folder / f"{deck.stem}.html").write_text(deck_html(deck, f"../chapters/{deck.stem}.html"),
+                                                      encoding="utf-8")
             decks.append(deck)
     return decks
 

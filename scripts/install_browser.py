@@ -27,8 +27,8 @@ Quick and idempotent: when all are already there it prints four lines and exits.
   readers read (``a11y/assistive-mml``). No MathML input: the pages hold TeX only.
 - reveal.js: the lecture slides (``classroom/slides.py``) are reveal.js decks. The npm registry's
   ``reveal.js`` package (pinned below) gives the script, its stylesheet, one theme and the speaker-notes
-  plugin, unpacked into ``_vendor/reveal.js/``: Sphinx serves it with every book as
-  ``_static/reveal.js/``, where the decks beside the book load it. No CDN.
+  plugin, unpacked into ``_vendor/reveal/``: Sphinx serves it with every book as
+  ``_static/reveal/``, where the decks beside the book load it. No CDN.
 - axe-core: the accessibility engine the browser test runs on every page (WCAG 2.1 A and AA rules).
   The npm registry's ``axe-core`` package (pinned below) gives ``axe.min.js``, kept in
   ``.test_tools/axe-core/`` (a folder that ignores itself in git), outside the book: readers never
@@ -64,9 +64,9 @@ _MATHJAX_LOADED = ("core", "input/tex", "output/chtml", "output/chtml/fonts/tex"
 _SKIP_PARTS = ("svg", "-full", "node-main", "adaptors")
 
 # reveal.js: the lecture slides' presentation framework (classroom/slides.py). Unpacked into _vendor/, so
-# Sphinx serves it with every book as _static/reveal.js/ and the decks beside the book load it there.
+# Sphinx serves it with every book as _static/reveal/ and the decks beside the book load it there.
 REVEAL_VERSION = "6.0.2"
-REVEAL_DIR = VENDOR_DIR / "reveal.js"
+REVEAL_DIR = VENDOR_DIR / "reveal"
 REVEAL_FILES = {"package/dist/reveal.js": "reveal.js", "package/dist/reveal.css": "reveal.css",
                 "package/dist/theme/simple.css": "theme/simple.css",
                 "package/dist/plugin/notes.js": "plugin/notes.js", "package/LICENSE": "LICENSE"}
@@ -284,7 +284,7 @@ def install_axe(quiet: bool = False) -> bool:
 
 
 def reveal_installed() -> bool:
-    """True when the pinned reveal.js is in ``_vendor/reveal.js``, its theme without web fonts."""
+    """True when the pinned reveal.js is in ``_vendor/reveal``, its theme without web fonts."""
     stamp = REVEAL_DIR / ".version"
     theme = REVEAL_DIR / "theme" / "simple.css"
     return stamp.is_file() and stamp.read_text().strip() == REVEAL_VERSION and \

@@ -939,4 +939,34 @@ def test_every_deck_opens_and_every_slide_fits(book, site, browser):
         with_notes = sum(1 for s in found["slides"] if s["notes"])
         if with_notes < len(found["slides"]) // 2:
             problems.append(f"{where}: only {with_notes} of {len(found['slides'])} slides have notes")
+    if not book:
+        problems += _deck_lengths_against_the_guide(html)
     assert not problems, "\n".join(problems)
+
+
+MAX_DECK_MINUTES = {"chapter": 50, "lab": 25}  # a 50-minute lecture; a lab's deck only introduces it
+
+
+def _deck_lengths_against_the_guide(html: Path) -> list[str]:
+    """Each English deck within one lecture, and the instructor guide's table of the decks (written by
+    ``python -m classroom.slides --guide``) within 2 slides and 2 minutes of what the decks measure."""
+    from classroom import slides
+
+    problems = []
+    guide = (REPO_ROOT / "book" / "instructor_guide.md").read_text(encoding="utf-8")
+    rows = {m.group(1): (int(m.group(2)), int(m.group(3))) for m in re.finditer(
+        r"^\| \d+\. .*? \| \{slides\}`(\w+)` \| (\d+) \| \d+ \| (\d+) \|$", guide, re.M)}
+    for deck in slides.decks_of(html, "en"):
+        kind = "lab" if "_lab_" in deck.stem else "chapter"
+        count, minutes = len(slides.paginate(deck)), deck.minutes()
+        if minutes > MAX_DECK_MINUTES[kind]:
+            problems.append(f"slides/{deck.stem}: about {minutes:.0f} minutes, more than one lecture "
+                            f"({MAX_DECK_MINUTES[kind]}): mark fewer cells as slides or notes")
+        if deck.stem not in rows:
+            problems.append(f"the guide's table of decks has no row for {deck.stem}: run "
+                            "`python -m classroom.slides --guide`")
+        elif abs(rows[deck.stem][0] - count) > 2 or abs(rows[deck.stem][1] - minutes) > 2:
+            problems.append(f"the guide says {deck.stem}'s deck has {rows[deck.stem][0]} slides and "
+                            f"takes {rows[deck.stem][1]} minutes; it has {count} and takes {minutes:.0f}: "
+                            "run `python -m classroom.slides --guide`")
+    return problems

@@ -36,8 +36,10 @@ def _notebook(*cells) -> nbformat.NotebookNode:
 
 
 def _glue(name: str, value: str) -> dict:
-    return nbformat.v4.new_output("display_data", data={"text/plain": value},
-                                  metadata={"scrapbook": {"name": name, "mime_prefix": ""}})
+    """A glued value as utils.glue writes it: its text, quoted, under papermill's prefix."""
+    prefix = "application/papermill.record/"
+    return nbformat.v4.new_output("display_data", data={prefix + "text/plain": repr(value)},
+                                  metadata={"scrapbook": {"name": name, "mime_prefix": prefix}})
 
 
 def test_a_paragraph_shows_its_first_sentence_and_goes_whole_to_the_notes():
