@@ -133,6 +133,10 @@ TW_OVERRIDES: list[tuple[str, str]] = [
     # lab 10's read-through: Taiwan writes 註解 for a code comment, 設定 for a configuration,
     # 母體 for a statistical population, 類別 for a Python class
     ("註釋", "註解"), ("配置", "設定"), ("總體變異數", "母體變異數"), ("模型類，", "模型類別，"),
+    # chapter 7's read-through: Taiwan writes 亂數產生器 for a random number generator, 移動平均
+    # for a running average, 手動 for working something out by hand
+    ("隨機數生成器", "亂數產生器"), ("滑動平均", "移動平均"), ("手工實作", "手動實作"),
+    ("手工重算", "手動重算"),
 ]
 
 # Words of locales/termbase.yml that differ between the regions, as patterns (applied after
