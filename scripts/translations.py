@@ -130,6 +130,9 @@ TW_OVERRIDES: list[tuple[str, str]] = [
     ("左行，", "左欄，"), ("（右行）", "（右欄）"), ("右行下方", "右欄下方"),
     # must come after 函式 -> 函數
     ("各種庫的", "各種函式庫的"), ("現成的庫", "現成的函式庫"),
+    # chapter 4's read-through: Taiwan writes 代名詞 for a pronoun, 方塊圖 for a block diagram, 核心 for
+    # a CPU's cores
+    ("代詞", "代名詞"), ("框圖", "方塊圖"), ("多核 CPU", "多核心 CPU"), ("核再多", "核心再多"),
     # lab 10's read-through: Taiwan writes 註解 for a code comment, 設定 for a configuration,
     # 母體 for a statistical population, 類別 for a Python class
     ("註釋", "註解"), ("配置", "設定"), ("總體變異數", "母體變異數"), ("模型類，", "模型類別，"),
