@@ -251,7 +251,7 @@ def code_on_slide(cell: nbformat.NotebookNode, caption: str, images: list[tuple[
     shown = Shown()
     tags = set(cell.get("metadata", {}).get("tags", []))
     source = cell.source.strip()
-    hidden = tags & {"hide-input", "remove-input", "remove-cell"}
+    hidden = tags & {"hide-input", "remove-input", "remove-cell", "optional-output"}
     draws = any("image/png" in o.get("data", {}) or "image/jpeg" in o.get("data", {})
                 for o in cell.get("outputs", []) if not o.get("metadata", {}).get("scrapbook"))
     short = not hidden and not draws and len(source.splitlines()) <= CODE_LINES

@@ -168,6 +168,10 @@ def build_deck(stem: str, executed: nbformat.NotebookNode, language: str = "en",
         current.figures += shown.figures
         current.blocks += shown.blocks
         current.has_heading = current.has_heading or bool(shown.headings)
+    for k in range(len(slides) - 1, 0, -1):  # a slide left empty (a figure drawn only with a knob on)
+        if not slides[k].body:
+            slides[k - 1].notes += slides[k].notes
+            del slides[k]
     if not slides:
         raise SlidesError(f"{stem}: no cell is marked as a slide (metadata.slideshow.slide_type)")
     return Deck(stem=stem, language=language, title=title or stem, slides=slides, images=images)

@@ -140,6 +140,19 @@ TW_OVERRIDES: list[tuple[str, str]] = [
     # for a running average, 手動 for working something out by hand
     ("隨機數生成器", "亂數產生器"), ("滑動平均", "移動平均"), ("手工實作", "手動實作"),
     ("手工重算", "手動重算"),
+    # chapter 8's read-through: s2twp writes 最多隻 (隻, the measure word) for 最多只 ("at most only")
+    ("最多隻", "最多只"),
+    # chapter 2's read-through: a slider is 滑桿 in Taiwan (the preface's 滑块, which the block pattern
+    # made 滑區塊)
+    ("滑塊", "滑桿"),
+    # chapter 5's read-through: Taiwan's grammar words, 片語 for a phrase (名詞片語), 介系詞 for a
+    # preposition, 連接詞 for a conjunction
+    ("短語", "片語"), ("介詞", "介系詞"), ("連詞", "連接詞"),
+    # chapter 9's read-through: a GPU's main memory is 主記憶體 and its on-chip memory 晶片內記憶體 in
+    # Taiwan; a Python dataclass is a 資料類別; long-range reasoning is 推理 (the glossary's 推論 is
+    # inference)
+    ("主存", "主記憶體"), ("片上記憶體", "晶片內記憶體"), ("凍結的資料類", "凍結的資料類別"),
+    ("長距離推論", "長距離推理"),
 ]
 
 # Words of locales/termbase.yml that differ between the regions, as patterns (applied after

@@ -861,20 +861,24 @@ _DECK_READY = """async () => {
     await document.fonts.ready;
     return ready('data-deck') && ready('data-math');
 }"""
-# Every slide in turn: what sticks out of the 1280 x 720 slide, images that did not load, math left as
-# TeX, and whether it has speaker notes. Measured in the slide's own pixels (reveal.js scales the deck).
+# Every slide at once: reveal.js lays out every slide within its view distance (set past the deck's
+# length) and every fragment is shown; then what sticks out of the 1280 x 720 slide, images that did not
+# load, math left as TeX, and whether it has speaker notes. Measured in the slide's own pixels (reveal.js
+# scales the deck). One pass instead of visiting each slide: about 0.1 s a deck instead of 1 s, and it
+# reads a few pixels more, never fewer (checked against slide-by-slide on three decks).
 _EVERY_SLIDE = """async () => {
+    Reveal.configure({viewDistance: 1000, mobileViewDistance: 1000});
+    document.querySelectorAll('.reveal .fragment').forEach(f => f.classList.add('visible'));
+    await new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)));
     const slides = Reveal.getSlides(), out = [];
-    const box = document.querySelector('.reveal .slides');
+    const scale = Reveal.getScale();
+    const frame = document.querySelector('.reveal .slides').getBoundingClientRect();
     for (const slide of slides) {
-        const where = Reveal.getIndices(slide);
-        Reveal.slide(where.h, where.v, 1e9);  // every fragment shown
-        await new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)));
-        const scale = Reveal.getScale(), frame = box.getBoundingClientRect();
+        const own = slide.getBoundingClientRect();
         let bottom = 0, right = 0;
         for (const el of slide.querySelectorAll(':scope > *:not(aside)')) {
             const r = el.getBoundingClientRect();
-            bottom = Math.max(bottom, (r.bottom - frame.top) / scale);
+            bottom = Math.max(bottom, (r.bottom - own.top) / scale);
             right = Math.max(right, (r.right - frame.left) / scale);
         }
         const text = slide.cloneNode(true);

@@ -144,3 +144,13 @@ def test_every_cell_is_marked_and_no_exercise_reaches_a_slide(path):
             assert kind == "skip", f"{path.name} cell {cell.get('id')}: a solution marked {kind!r}"
     first = next(c for c in nb["cells"] if c["metadata"]["slideshow"]["slide_type"] != "skip")
     assert "".join(first["source"]).lstrip().startswith("# "), f"{path.name}: the deck opens on the title"
+
+
+def test_a_slide_with_nothing_to_show_is_dropped_and_its_notes_kept():
+    """A figure drawn only when a knob is on (a GPU, the real corpus) leaves its slide empty."""
+    optional = _cell("code", "if USE_GPU:\n    plot()", tags=["optional-output"])
+    optional.outputs = [nbformat.v4.new_output("stream", name="stdout", text="USE_GPU is False\n")]
+    nb = _notebook(_cell("markdown", "# T\n\nFirst."), optional,
+                   _cell("markdown", "Said about the figure.", slide_type="notes"))
+    deck = slides.build_deck("x", nb)
+    assert len(deck.slides) == 1 and "Said about the figure." in "".join(deck.slides[0].notes)
