@@ -78,9 +78,12 @@ def run_settings(notebook: dict) -> RunSettings:
 
 def package_changed(package: Path) -> dt.datetime:
     """When a file of the course package last changed (UTC): its modules, and the script and texts
-    they read (the views' JavaScript, the exercises' translated texts)."""
+    they read (the views' JavaScript, the exercises' data). Not the exercises' Chinese texts
+    (``exercises/locale/``): the book runs the English notebooks, which never read them, and every
+    catalogue update may rewrite them."""
     newest = max((p.stat().st_mtime for p in package.rglob("*")
-                  if p.suffix in (".py", ".js", ".json")), default=0.0)
+                  if p.suffix in (".py", ".js", ".json") and "locale" not in p.relative_to(package).parts),
+                 default=0.0)
     return dt.datetime.fromtimestamp(newest, tz=dt.timezone.utc)
 
 

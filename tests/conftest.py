@@ -143,20 +143,35 @@ def build_book(toc: Path, output: Path) -> tuple[int, str]:
                            environ=env)
     executed = f"notebooks executed in {time.perf_counter() - start:.0f} s\n" + "".join(
         f"failed: {line}\n" for line in failed)
+    whole = output == REPO_ROOT and toc.resolve() == (REPO_ROOT / "book" / "_toc.yml").resolve()
+    chinese = None
+    if whole and not failed:
+        # the Chinese books, from the same executed notebooks, as `make book` builds them but beside the
+        # English build rather than after it: every run is cached, so no notebook executes twice, and
+        # one Sphinx alone leaves a core idle (about a minute of the suite)
+        # (its log goes to a file: a pipe nobody reads until the English build ends would stall it)
+        chinese_file = (output / "_build" / "chinese-books.log").open("w+", encoding="utf-8")
+        chinese = subprocess.Popen([sys.executable, str(REPO_ROOT / "scripts" / "translations.py"), "books"],
+                                   cwd=REPO_ROOT, env=env, stdout=chinese_file, stderr=subprocess.STDOUT,
+                                   text=True)
     result = subprocess.run(command, cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, timeout=BUILD_TIMEOUT_S)
     code, log = result.returncode, executed + result.stdout
-    if code == 0 and output == REPO_ROOT and toc.resolve() == (REPO_ROOT / "book" / "_toc.yml").resolve():
-        # as `make book` does: the Chinese books, from the English build's executed notebooks
-        chinese = subprocess.run([sys.executable, str(REPO_ROOT / "scripts" / "translations.py"), "books"],
-                                 cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                 text=True, timeout=BUILD_TIMEOUT_S)
-        code, log = chinese.returncode, log + chinese.stdout
-        if code == 0:  # as `make book` does: the lecture slides beside each book
-            slides = subprocess.run([sys.executable, "-m", "classroom.slides"], cwd=REPO_ROOT, env=env,
-                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                    timeout=BUILD_TIMEOUT_S)
-            code, log = slides.returncode, log + slides.stdout
+    if chinese is not None:
+        chinese.wait(timeout=BUILD_TIMEOUT_S)
+        chinese_file.seek(0)
+        code, log = code or chinese.returncode, log + chinese_file.read()
+        chinese_file.close()
+    elif code == 0 and whole:  # a notebook failed to execute first: one build after the other
+        late = subprocess.run([sys.executable, str(REPO_ROOT / "scripts" / "translations.py"), "books"],
+                              cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              text=True, timeout=BUILD_TIMEOUT_S)
+        code, log = late.returncode, log + late.stdout
+    if code == 0 and whole:  # as `make book` does: the lecture slides beside each book
+        slides = subprocess.run([sys.executable, "-m", "classroom.slides"], cwd=REPO_ROOT, env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                timeout=BUILD_TIMEOUT_S)
+        code, log = slides.returncode, log + slides.stdout
     return code, re.sub(r"\x1b\[[0-9;]*m", "", log)  # without colour codes
 
 

@@ -240,3 +240,18 @@ def test_execute_stores_runs_made_in_the_builds_environment(tmp_path, monkeypatc
     printed = store.get_cache_bundle(record.pk).nb.cells[0].outputs[0]["text"]
     assert printed.strip() == "3 None"
     assert cache.missing_runs(build, [path]) == []      # a second `make book` executes nothing
+
+
+def test_the_exercises_chinese_texts_do_not_make_the_runs_stale(tmp_path):
+    """The book executes the English notebooks, which never read utils/exercises/locale/*.json; a
+    catalogue update rewrites those files, and must not cost a re-execution of all 13 notebooks."""
+    import os
+
+    package = tmp_path / "utils"
+    (package / "exercises" / "locale").mkdir(parents=True)
+    module, texts = package / "attention.py", package / "exercises" / "locale" / "zh_TW.json"
+    module.write_text("x = 1\n")
+    texts.write_text("{}\n")
+    os.utime(module, (1_000_000_000, 1_000_000_000))
+    os.utime(texts, (2_000_000_000, 2_000_000_000))
+    assert cache.package_changed(package).timestamp() == 1_000_000_000
