@@ -153,6 +153,8 @@ TW_OVERRIDES: list[tuple[str, str]] = [
     # inference)
     ("主存", "主記憶體"), ("片上記憶體", "晶片內記憶體"), ("凍結的資料類", "凍結的資料類別"),
     ("長距離推論", "長距離推理"),
+    # chapters 11 and 12's read-throughs: noise is 雜訊 in Taiwan; s2twp turns 下游 into 下遊
+    ("噪聲", "雜訊"), ("下遊", "下游"),
 ]
 
 # Words of locales/termbase.yml that differ between the regions, as patterns (applied after
