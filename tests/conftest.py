@@ -102,7 +102,7 @@ def _sources_hash(toc: Path) -> str:
     digest = hashlib.sha256()
     files = [REPO_ROOT / "_config.yml", toc]
     for pattern in ("book/**/*", "chapters/*.ipynb", "utils/*.py", "utils/*.js", "locales/**/*.po",
-                    "scripts/translations.py", "classroom/slides.py", "classroom/slides_static/*"):
+                    "scripts/translations.py", "classroom/slide*.py", "classroom/slides_static/*"):
         files += sorted(p for p in REPO_ROOT.glob(pattern) if p.is_file())
     for path in files:
         digest.update(str(path.relative_to(REPO_ROOT) if path.is_relative_to(REPO_ROOT) else path).encode())
