@@ -695,6 +695,15 @@ def translate_markdown(text: str, lookup: Callable[[str], str], parser=None) -> 
             close = lines[end - 1] if end - 1 > start and lines[end - 1].strip().startswith(
                 token.markup[0]) else token.markup
             edits[start] = (end, [head, *options, *inner.rstrip("\n").split("\n"), close])
+        elif token.type in ("math_block", "math_block_label", "amsmath") and token.map:
+            # a display formula whose catalogue entry translates its words (\text{...} labels)
+            table = getattr(lookup, "table", {})
+            formula = token.content.strip()
+            if table.get(formula, formula) != formula:
+                start, end = token.map
+                block = "\n".join(lines[start:end])
+                if formula in block:
+                    edits[start] = (end, block.replace(formula, table[formula]).split("\n"))
     for start in sorted(edits, reverse=True):
         end, new = edits[start]
         lines[start:end] = new
@@ -723,6 +732,7 @@ def catalogue_lookup(language: str, docname: str, missing: list[str]) -> Callabl
         missing.append(f"{docname}: {msgid[:80]!r}")
         return msgid
 
+    lookup.table = table  # type: ignore[attr-defined]  (display formulas look up without a miss)
     return lookup
 
 

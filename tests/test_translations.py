@@ -521,3 +521,17 @@ def test_writing_unchanged_exercise_texts_leaves_the_file_alone(tmp_path, monkey
     assert path.stat().st_mtime == 1_000_000_000, "the same texts were written again"
     translations._write_texts("zh_TW", {"a": "甲", "b": "丙"})
     assert path.stat().st_mtime > 1_000_000_000 and "丙" in path.read_text(encoding="utf-8")
+
+
+def test_a_display_formulas_words_are_translated_in_the_chinese_notebooks():
+    """A formula whose catalogue entry translates its \\text{} labels (chapter 4's roles of q, k, v)
+    reads in Chinese in the Chinese notebook (and so in the Chinese decks), not only in the book."""
+    formula = "q_i = a_i W_Q \\quad \\text{(to look for others)}"
+    table = {"Roles:": "角色：", formula: "q_i = a_i W_Q \\quad \\text{（用来寻找别的词元）}"}
+
+    def lookup(msgid: str) -> str:
+        return table.get(msgid, msgid)
+
+    lookup.table = table
+    out = translations.translate_markdown(f"Roles:\n\n$$\n{formula}\n$$\n", lookup)
+    assert "（用来寻找别的词元）" in out and "to look for others" not in out and out.count("$$") == 2
