@@ -4,7 +4,8 @@ Chinese books and the Chinese notebooks. The English notebooks and pages stay th
     python scripts/translations.py extract    # English prose -> _build/gettext/*.pot
     python scripts/translations.py update     # extract, merge into locales/zh_CN (new text untranslated,
                                               # changed text fuzzy, obsolete dropped), derive zh_TW
-    python scripts/translations.py derive-tw  # locales/zh_TW from locales/zh_CN
+    python scripts/translations.py derive-tw  # locales/zh_TW from locales/zh_CN (and the guide's copies
+                                              # of the chapters' goals and titles from the chapters)
     python scripts/translations.py books      # the Chinese books: _build/html/zh_CN, _build/html/zh_TW
     COURSE_EDITION=student python scripts/translations.py books   # the Chinese student's books
                                               # (book/_ext/student_book.py): _build/student_book/html/zh_CN
@@ -155,6 +156,8 @@ TW_OVERRIDES: list[tuple[str, str]] = [
     ("長距離推論", "長距離推理"),
     # chapters 11 and 12's read-throughs: noise is 雜訊 in Taiwan; s2twp turns 下游 into 下遊
     ("噪聲", "雜訊"), ("下遊", "下游"),
+    # the instructor guide's read-through: slides are 投影片 in Taiwan, a container image 映像
+    ("幻燈片", "投影片"), ("映象", "映像"),
 ]
 
 # Words of locales/termbase.yml that differ between the regions, as patterns (applied after
@@ -434,6 +437,39 @@ def escape_numbered_titles(catalog) -> None:
             message.string = re.sub(r"^(\d+)\. ", r"\1\\. ", message.string)
 
 
+GUIDE_DOC = "book/instructor_guide"
+
+
+def chapter_translations(language: str = SOURCE) -> dict[str, str]:
+    """msgid -> msgstr of the chapters' catalogues, for the messages every chapter translates alike."""
+    seen: dict[str, set[str]] = {}
+    for path in sorted((LOCALES / language / "LC_MESSAGES" / "chapters").glob("*.po")):
+        for m in _read(path):
+            if m.id and m.string and not m.fuzzy:
+                seen.setdefault(m.id, set()).add(m.string)
+    return {msgid: next(iter(strings)) for msgid, strings in seen.items() if len(strings) == 1}
+
+
+def sync_guide() -> int:
+    """The instructor guide copies each chapter's learning goals, section titles and exercise titles
+    (classroom/guide.py): give those messages the chapter's own translation, so that a chapter's
+    rewrite reaches the guide. Returns how many messages changed."""
+    path = LOCALES / SOURCE / "LC_MESSAGES" / f"{GUIDE_DOC}.po"
+    if not path.exists():
+        return 0
+    shared = chapter_translations()
+    catalog = _read(path)
+    changed = 0
+    for message in catalog:
+        if message.id and message.id in shared and message.string != shared[message.id]:
+            message.string = shared[message.id]
+            message.flags.discard("fuzzy")
+            changed += 1
+    if changed:
+        _write(path, catalog)
+    return changed
+
+
 def update() -> None:
     """Merge fresh templates into zh_CN (untranslated new text, fuzzy changed text), then zh_TW."""
     from babel.messages.pofile import read_po
@@ -454,6 +490,7 @@ def update() -> None:
         escape_numbered_titles(catalog)
         _write(target, catalog)
         print(f"updated {target.relative_to(ROOT)}")
+    sync_guide()
     derive_traditional()
 
 
@@ -892,6 +929,8 @@ def main(argv: list[str] | None = None) -> int:
     elif args.command == "update":
         update()
     elif args.command == "derive-tw":
+        if changed := sync_guide():
+            print(f"{GUIDE_DOC}: {changed} messages take their chapter's translation")
         for path in derive_traditional():
             print(f"wrote {path.relative_to(ROOT)}")
         derive_texts()

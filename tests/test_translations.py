@@ -535,3 +535,13 @@ def test_a_display_formulas_words_are_translated_in_the_chinese_notebooks():
     lookup.table = table
     out = translations.translate_markdown(f"Roles:\n\n$$\n{formula}\n$$\n", lookup)
     assert "（用来寻找别的词元）" in out and "to look for others" not in out and out.count("$$") == 2
+
+
+def test_the_guides_copies_of_the_chapters_read_as_the_chapters_do():
+    """The instructor guide copies each chapter's learning goals and titles; their 简体 is the chapter
+    catalogue's own (derive-tw and update copy it over), so a chapter's rewrite reaches the guide."""
+    shared = translations.chapter_translations()
+    guide = translations.LOCALES / "zh_CN" / "LC_MESSAGES" / "book" / "instructor_guide.po"
+    stale = [m.id[:70] for m in translations._read(guide)
+             if m.id in shared and m.string != shared[m.id]]
+    assert not stale, f"{len(stale)} of the guide's copies differ from their chapter's: {stale[:5]}"
