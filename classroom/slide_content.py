@@ -247,7 +247,10 @@ def before_exercises(english: str, said: str) -> str:
 # Code cells
 # ---------------------------------------------------------------------------------------------------
 def code_on_slide(cell: nbformat.NotebookNode, caption: str, images: list[tuple[str, bytes]],
-                  stem: str) -> Shown:
+                  stem: str, language: str = "en") -> Shown:
+    """What a code cell puts on its slide; printed lines in ``language`` (utils.language)."""
+    from utils.language import translate_output
+
     shown = Shown()
     tags = set(cell.get("metadata", {}).get("tags", []))
     source = cell.source.strip()
@@ -266,7 +269,8 @@ def code_on_slide(cell: nbformat.NotebookNode, caption: str, images: list[tuple[
             text = output.get("text", "")
             if output.get("name") == "stdout" and 0 < len(text.splitlines()) <= OUTPUT_LINES and \
                     not draws and "optional-output" not in tags:  # a figure's cell: the figure alone
-                shown.html.append(f'<pre class="output">{html.escape(text.rstrip())}</pre>')
+                text = translate_output(text.rstrip(), language)
+                shown.html.append(f'<pre class="output">{html.escape(text)}</pre>')
             continue
         for mime, suffix in (("image/png", "png"), ("image/jpeg", "jpg")):
             if mime in data:

@@ -139,7 +139,7 @@ def build_deck(stem: str, executed: nbformat.NotebookNode, language: str = "en",
             meta = cell.get("metadata", {}).get("mystnb", {}).get("figure", {})
             caption = caption_of(meta.get("caption", "")) if meta.get("caption") else ""
             short = md.renderInline(first_sentence(caption)) if caption else ""
-            shown = code_on_slide(cell, short, images, stem)
+            shown = code_on_slide(cell, short, images, stem, language)
             if caption:
                 shown.notes.append(f"<p>{md.renderInline(caption)}</p>")
         else:

@@ -13,6 +13,8 @@ Chinese books and the Chinese notebooks. The English notebooks and pages stay th
     python scripts/translations.py status     # per catalogue: translated, untranslated, fuzzy
     python scripts/translations.py todo chapters/02_soft_lookup     # what is left, as JSON
     python scripts/translations.py fill chapters/02_soft_lookup F.json  # {msgid: msgstr} -> zh_CN
+    python scripts/translations.py outputs-todo 02_soft_lookup  # printed lines to translate (output_texts.py)
+    python scripts/translations.py outputs-fill F.json          # {template: 简体} -> utils/locale/
 
 extract and books reuse the executed notebooks of the English build (`make book` first).
 
@@ -162,7 +164,8 @@ TW_OVERRIDES: list[tuple[str, str]] = [
 
 # Words of locales/termbase.yml that differ between the regions, as patterns (applied after
 # TW_OVERRIDES): Taiwan writes 區塊 for a block, 指令 for a command, 串列 for a Python list, 核心 for
-# cores, 正規化 for normalisation, 範例 for an example, 印出 for printing, 透過 for "by means of".
+# cores, 正規化 for normalisation, 範例 for an example, 印出 for printing, 透過 for "by means of",
+# 子句 for a clause, 來源語言, 分布 and 進度列.
 TW_PATTERNS: list[tuple[str, str]] = [
     (r"(?<=[一幾每])塊", "個區塊"),
     (r"(?<![區圖方分小])塊", "區塊"),
@@ -176,6 +179,12 @@ TW_PATTERNS: list[tuple[str, str]] = [
     (r"(層|模型)的型別", r"\1的類型"),
     (r"施加丟棄法", "套用丟棄法"),
     (r"臺灣地區", "臺灣"),
+    # the native read-throughs' book-wide decisions: a clause is 子句 (從句子 is "from the sentence"), the
+    # source language 來源語言, a distribution 分布 (the Ministry of Education's form), a progress bar 進度列
+    (r"從句(?!子)", "子句"),
+    (r"(?<!來)源語言", "來源語言"),
+    (r"分佈", "分布"),
+    (r"進度條", "進度列"),
 ]
 # 通過 means "passes" (a check, a gate, a layer) in these phrases and at the end of a clause; everywhere
 # else it is "by means of", 透過 in Taiwan.
@@ -901,7 +910,8 @@ def derive_texts() -> dict[str, str]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("command", choices=["extract", "update", "derive-tw", "books", "notebooks",
-                                            "status", "todo", "fill", "texts-todo", "texts-fill"])
+                                            "status", "todo", "fill", "texts-todo", "texts-fill",
+                                            "outputs-todo", "outputs-fill"])
     parser.add_argument("languages", nargs="*", default=list(LANGUAGES),
                         help="languages (books); a docname (todo); a docname and a JSON file (fill)")
     args = parser.parse_args(argv)
@@ -924,6 +934,17 @@ def main(argv: list[str] | None = None) -> int:
         for line in refused:
             print(f"refused {line}")
         return 1 if refused else 0
+    elif args.command == "outputs-todo":
+        import output_texts
+
+        print(json.dumps(output_texts.todo(args.languages[0]), ensure_ascii=False, indent=1))
+    elif args.command == "outputs-fill":
+        import output_texts
+
+        refused = output_texts.fill(json.loads(Path(args.languages[0]).read_text(encoding="utf-8")))
+        for line in refused:
+            print(f"refused {line}")
+        return 1 if refused else 0
     elif args.command == "extract":
         extract()
     elif args.command == "update":
@@ -934,6 +955,9 @@ def main(argv: list[str] | None = None) -> int:
         for path in derive_traditional():
             print(f"wrote {path.relative_to(ROOT)}")
         derive_texts()
+        import output_texts
+
+        output_texts.derive()
     elif args.command == "books":
         books(args.languages)
     else:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
 from functools import cache
 from pathlib import Path
 
@@ -24,6 +25,13 @@ yaml = pytest.importorskip("yaml")
 pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "scripts"))
+
+import output_texts  # noqa: E402  (scripts/ is not a package)
+from output_texts import needs_translation  # noqa: E402
+
+from utils.language import output_template  # noqa: E402
+
 TOC = Path(os.environ["COURSE_BOOK_TOC"]).resolve() if os.environ.get("COURSE_BOOK_TOC") \
     else REPO / "book" / "_toc.yml"
 
@@ -330,15 +338,42 @@ def test_translated_page_shows_the_same_figures_and_outputs(built_book, language
     chinese = _translated_page(built_book, language, entry)
     images = [len(p.select("main img")) for p in (english, chinese)]
     assert images[0] == images[1], f"{language}/{entry}: {images[1]} images, the English page has {images[0]}"
-    for page in (english, chinese):  # the captions are translated; what the code printed is not
+    for page in (english, chinese):  # the captions are translated, and the printed lines' words
         for caption in page.select(".cell_output figcaption"):
             caption.decompose()
     outputs = [[o.get_text() for o in p.select(".cell_output")] for p in (english, chinese)]
-    assert outputs[0] == outputs[1], f"{language}/{entry}: the code's outputs differ from the English page"
+    assert len(outputs[0]) == len(outputs[1]), f"{language}/{entry}: not the English page's outputs"
+    for mine, theirs in zip(*outputs, strict=True):  # the same data, line by line, as the English run
+        assert [output_template(line)[1] for line in mine.split("\n")] == [
+            output_template(line)[1] for line in theirs.split("\n")], (
+            f"{language}/{entry}: an output's data differ from the English page's:\n{mine[:300]}")
     captions = [len(p.select("figcaption")) for p in (english, chinese)]
     assert captions[0] == captions[1]
     exercises = [len(p.select(".exercise")) for p in (english, chinese)]
     assert exercises[0] == exercises[1]
+
+
+@pytest.mark.parametrize("language", list(LANGUAGES))
+@pytest.mark.parametrize("entry", _params(NOTEBOOK_ENTRIES))
+def test_a_chinese_page_prints_no_english_sentence(built_book, language, entry):
+    """What the code printed reads in the page's language: no line keeps two English words in a row
+    outside its data (numbers, quoted words, lists, the corpus's sentences) and code."""
+    if TOC != REPO / "book" / "_toc.yml":
+        pytest.skip("the Chinese books are built with the book's own toc only")
+    page = _translated_page(built_book, language, entry)
+    english = [line for block in page.select(".cell_output .output.stream, .cell_output .output.stderr")
+               for line in block.get_text().split("\n")
+               if needs_translation(output_template(line)[0])]
+    assert not english, (f"{language}/{entry}: printed lines left in English (translate them with "
+                         "`python scripts/translations.py outputs-todo`):\n  " + "\n  ".join(english[:15]))
+
+
+def test_every_printed_line_of_the_run_has_its_translation(built_book):
+    if TOC != REPO / "book" / "_toc.yml":
+        pytest.skip("the Chinese books are built with the book's own toc only")
+    left = output_texts.missing(built_book)
+    assert not left, ("printed lines with no 简体 translation (`python scripts/translations.py "
+                      f"outputs-todo <notebook>`, then outputs-fill): {left}")
 
 
 EXERCISE_WORD = {"zh_CN": "练习", "zh_TW": "練習"}

@@ -347,6 +347,19 @@ def test_the_termbase_catches_what_it_names():
     assert not termbase_misses("zh_CN", "book/glossary", "软寻址（软查找）")
     assert termbase_misses("zh_TW", "chapters/01_seq2seq_attention", "無論你有多少個核。")
     assert termbase_misses("zh_CN", "book/preface", "打开该 notebook。")
+    assert termbase_misses("zh_TW", "chapters/05_multi_head_attention", "動詞放在從句末尾")
+    assert not termbase_misses("zh_TW", "chapters/05_multi_head_attention", "這個向量從句子中收集資訊")
+    assert termbase_misses("zh_TW", "chapters/01_seq2seq_attention", "把源語言譯成目標語言")
+    assert not termbase_misses("zh_TW", "chapters/01_seq2seq_attention", "把來源語言譯成目標語言")
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_printed_lines_follow_the_termbase(language):
+    import output_texts
+
+    misses = [miss for template, text in output_texts.table(language).items()
+              for miss in termbase_misses(language, "outputs", text)]
+    assert not misses, f"{language}: printed lines against locales/termbase.yml:\n  " + "\n  ".join(misses)
     assert not termbase_misses("zh_CN", "book/preface", "`source/<notebook>/` 中")
 
 
@@ -545,3 +558,67 @@ def test_the_guides_copies_of_the_chapters_read_as_the_chapters_do():
     stale = [m.id[:70] for m in translations._read(guide)
              if m.id in shared and m.string != shared[m.id]]
     assert not stale, f"{len(stale)} of the guide's copies differ from their chapter's: {stale[:5]}"
+
+
+# ---------------------------------------------------------------------------------------------------
+# What the code prints, in the Chinese books and notebooks (utils.language.translate_output)
+# ---------------------------------------------------------------------------------------------------
+def test_a_printed_line_keeps_its_template_whatever_the_data():
+    from utils.language import output_template
+
+    a = output_template("OK   with attention, exact match: 0.914 (promised at least 0.85; margin 0.064)")
+    b = output_template("OK   with attention, exact match: 1 (promised at least 0.85; margin 0.15)")
+    assert a[0] == b[0] == "OK with attention, exact match: {1} (promised at least {2}; margin {3})"
+    assert a[1] == ["0.914", "0.85", "0.064"]
+    # padding that moves with a timing's digits, quoted words, lists, times, a corpus sentence, subwords
+    assert output_template("T =   16:  GRU    0.81 ms")[0] == output_template("T = 1024:  GRU  120.55 ms")[0]
+    assert output_template("drops \"lape\" (for \"quiet\")") == ("drops {1} (for {2})", ['"lape"', '"quiet"'])
+    assert output_template("weight 0.05 on 'quiet' of the last word's")[0] == (
+        "weight {1} on {2} of the last word's")
+    assert output_template("moves: [0, 0, 2, -1]; time x5.7, 2.0x")[0] == "moves: {1}; time {2}, {3}"
+    assert output_template("source:    every green teacher carries my red old cat") == (
+        "source: {1}", ["every green teacher carries my red old cat"])
+    assert output_template("BPE, 40 merges: the</w> c a t s</w>")[0] == "BPE, {1} merges: {2}"
+    assert output_template("positions 0..11 only (max_len=12); 12,704 parameters, 67% of them")[0] == (
+        "positions {1}..{2} only (max_len={3}); {4} parameters, {5} of them")
+
+
+def test_a_translated_line_gets_its_data_back(monkeypatch):
+    from utils import language
+
+    table = {"{1} source words: {2}": "{1} 个源词：{2}",
+             "trained in {1} s, loss {2}": "训练 {1} 秒，损失 {2}"}
+    monkeypatch.setattr(language, "output_table", lambda _: table)
+    text = "  12 source words: the small young apple sees this book\ntrained in 8.7 s, loss 0.832\n0.5 0.7"
+    assert language.translate_output(text, "zh_CN") == (
+        "  12 个源词：the small young apple sees this book\n训练 8.7 秒，损失 0.832\n0.5 0.7")
+    assert language.translate_output(text, "en") == text
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_every_printed_line_translation_keeps_its_data(language):
+    import output_texts
+
+    table = output_texts.table(language)
+    assert len(table) > 250, f"utils/locale/outputs_{language}.json: {len(table)} lines, expected them all"
+    bad = {t: p for t, c in table.items() if (p := output_texts.problems(t, c))}
+    assert not bad, bad
+
+
+def test_the_traditional_printed_lines_are_derived():
+    import output_texts
+
+    assert output_texts.table("zh_TW") == {
+        t: translations.to_traditional(c, t) for t, c in output_texts.table("zh_CN").items()}, (
+        "utils/locale/outputs_zh_TW.json is out of step: run `python scripts/translations.py derive-tw`")
+
+
+def test_a_chinese_notebook_prints_the_courses_own_lines_in_chinese(monkeypatch, capsys):
+    from utils import language
+    from utils.checks import check_result
+
+    monkeypatch.setenv(language.ENV, "zh_TW")
+    monkeypatch.delenv("COURSE_RESULTS", raising=False)
+    check_result("fitted slope", 2.98, at_least=2.9, at_most=3.1)
+    out = capsys.readouterr().out
+    assert out.startswith("OK") and "承諾至少 2.9" in out and "promised" not in out, out

@@ -38,7 +38,7 @@ from typing import Any
 
 import torch
 
-from utils.language import HINT, say
+from utils.language import HINT, say, show
 
 # The course's one wording for the mistakes that recur across chapters; a check's ``mistakes=`` uses
 # these keys' values as its descriptions, so every chapter names a mistake the same way.
@@ -504,9 +504,9 @@ def check_result(name: str, value: float, *, at_least: float | None = None,
             out.write(json.dumps({"name": name, "value": value, "at_least": at_least, "at_most": at_most,
                                   "margin": margin, "passed": passed}) + "\n")
     if passed:
-        print(f"OK   {name}: {value:.4g} (promised {bounds}; margin {margin:.3g})")
+        show(f"OK   {name}: {value:.4g} (promised {bounds}; margin {margin:.3g})")
     elif record_to:
-        print(f"MISS {name}: {value:.4g} (promised {bounds}); recorded in {record_to}")
+        show(f"MISS {name}: {value:.4g} (promised {bounds}); recorded in {record_to}")
     else:
         raise ResultOutOfRange(
             f"{name} is {value:.4g}, but this chapter promises {bounds}. If you changed a knob or the "

@@ -203,3 +203,112 @@ def say(template: str, **values: object) -> str:
 # to a message that has none)
 HINT = "\nHint: {hint}"
 HINT_MARKS = ("\nHint:", "\n提示：")
+
+
+# ---------------------------------------------------------------------------------------------------
+# What the code prints, in the learner's language
+#
+# A printed line is looked up with its data taken out: numbers, quoted words, bracketed lists, and runs
+# of three or more of the toy corpus's words (a sentence the model wrote). What is left is the line's
+# template ("with attention: exact match {1}, token accuracy {2}"), the same on every run and processor,
+# and utils/locale/outputs_<language>.json gives its translation, written with
+# ``python scripts/translations.py outputs-fill``. The Chinese books and decks translate the English
+# run's outputs with it; a Chinese notebook prints the course's own lines through ``show``.
+# ---------------------------------------------------------------------------------------------------
+_DATA = re.compile(
+    r"(?<![A-Za-z])'[^'\n]*'(?![A-Za-z])"  # a quoted word: 'quiet'
+    r'|"[^"\n]*"'  # "lape"
+    r"|\[(?:[^\[\]\n]|\[(?:[^\[\]\n]|\[[^\[\]\n]*\])*\])*\]"  # a list, nested up to three deep
+    r"|\{[^{}\n]*\}"  # a dict
+    r"|\((?:\s*[-+.\de]+\s*,)+\s*[-+.\de]*\s*\)"  # a tuple of numbers
+    r"|(?<![A-Za-z_\d])(?<!\d\.)x?[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:e[-+]?\d+)?%?x?(?![A-Za-z\d])")
+_PLACEHOLDER = re.compile(r"\{(\d+)\}")
+_SUBWORDS = re.compile(r"(?<!\S)(?:[a-z]+(?:</w>)? +)+[a-z]+(?:</w>)?(?!\S)")  # m y</w> g r e e n</w>
+_CORPUS_RUN = 3  # this many corpus words in a row are data
+
+
+@cache
+def _corpus_words() -> frozenset[str]:
+    from utils.data import DICTIONARY, SOURCE_WORDS
+
+    specials = {"<bos>", "<eos>", "<pad>", "<unk>", "<mask>", "<cls>", "[MASK]", "[CLS]"}
+    return frozenset(SOURCE_WORDS) | frozenset(DICTIONARY.values()) | specials
+
+
+def output_template(line: str) -> tuple[str, list[str]]:
+    """A printed line without its data: (the template, with {1}, {2} ... in its place; the data). Runs
+    of spaces count as one, and the line's indentation is left out."""
+    indent = len(line) - len(line.lstrip())
+    line = line[indent:]
+    values: list[str] = []
+
+    def subwords(match: re.Match[str]) -> str:  # a sentence cut into subwords is data too
+        if "</w>" not in match.group():
+            return match.group()
+        values.append(match.group())
+        return f"\x00{len(values)}\x00"
+
+    line = _SUBWORDS.sub(subwords, line)
+    words = _corpus_words()
+    tokens = list(re.finditer(r"\S+", line))
+    pieces, i, start = [], 0, 0
+    while i < len(tokens):  # sentences of the corpus first: runs of its words
+        j = i
+        while j < len(tokens) and tokens[j].group().strip(",.;:") in words:
+            j += 1
+        if j - i >= _CORPUS_RUN:
+            pieces.append(line[start:tokens[i].start()])
+            values.append(line[tokens[i].start():tokens[j - 1].end()])
+            pieces.append(f"\x00{len(values)}\x00")
+            start, i = tokens[j - 1].end(), j
+        else:
+            i += 1
+    pieces.append(line[start:])
+    masked = "".join(pieces)
+    numbered: dict[int, str] = {}
+
+    def take(match: re.Match[str]) -> str:
+        values.append(match.group())
+        numbered[len(values)] = match.group()
+        return f"\x00{len(values)}\x00"
+
+    parts = re.split(r"(\x00\d+\x00)", masked)  # mask the data between the corpus runs
+    masked = "".join(p if p.startswith("\x00") else _DATA.sub(take, p) for p in parts)
+    order = [int(n) for n in re.findall(r"\x00(\d+)\x00", masked)]  # number the data as it reads
+    values = [values[n - 1] for n in order]
+    for new, old in enumerate(order, 1):
+        masked = masked.replace(f"\x00{old}\x00", f"{{{new}}}", 1)
+    return " ".join(masked.split()), values
+
+
+@cache
+def output_table(language: str) -> dict[str, str]:
+    """{template: translation} of the printed lines, for ``language``."""
+    path = Path(__file__).resolve().parent / "locale" / f"outputs_{language}.json"
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+
+
+def _fill(template: str, values: list[str]) -> str:
+    return _PLACEHOLDER.sub(lambda m: values[int(m.group(1)) - 1], template)
+
+
+def translate_output(text: str, language: str | None = None) -> str:
+    """``text`` as printed, each line whose template has a translation in ``language`` translated."""
+    language = language or current()
+    if language == "en":
+        return text
+    table = output_table(language)
+    lines = []
+    for line in text.split("\n"):
+        template, values = output_template(line)
+        translated = table.get(template)
+        if translated is not None and template:
+            indent = line[:len(line) - len(line.lstrip())]
+            line = indent + _fill(translated, values)
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def show(text: str) -> None:
+    """``print(text)`` in the learner's language (a line of the course's own, such as a check's OK)."""
+    print(translate_output(text))

@@ -21,6 +21,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from utils.language import show
+
 
 def get_device(prefer: str | None = None, verbose: bool = True) -> torch.device:
     """Pick the best available device (CUDA, then Apple MPS, then CPU) and say which.
@@ -49,7 +51,7 @@ def get_device(prefer: str | None = None, verbose: bool = True) -> torch.device:
     device = torch.device(name)
     if verbose:
         detail = torch.cuda.get_device_name(0) if name == "cuda" else platform.processor() or "CPU"
-        print(f"Using device: {name} ({detail})")
+        show(f"Using device: {name} ({detail})")
     return device
 
 
@@ -83,7 +85,7 @@ def _show_seed_offset(offset: int) -> None:
     execution cache tells such a run from a default one by this line, scripts/book_cache.py)."""
     global _SEED_OFFSET_SHOWN
     _SEED_OFFSET_SHOWN = True
-    print(f"Seeds shifted by COURSE_SEED={offset}: seed_everything(s) seeds s + {offset}")
+    show(f"Seeds shifted by COURSE_SEED={offset}: seed_everything(s) seeds s + {offset}")
 
 
 def seed_offset() -> int:
@@ -200,7 +202,7 @@ def choose_threads(verbose: bool = True) -> int:
                   + "; set COURSE_THREADS to choose")
     torch.set_num_threads(chosen)
     if verbose:
-        print(f"CPU threads: {chosen} ({reason})")
+        show(f"CPU threads: {chosen} ({reason})")
     return chosen
 
 

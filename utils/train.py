@@ -20,6 +20,7 @@ from torch import nn
 from tqdm import tqdm
 
 from utils import checkpoints
+from utils.language import show
 
 
 @dataclass
@@ -107,7 +108,7 @@ def fit(
     history.seconds = time.perf_counter() - start
     if progress and plain:
         shown = ", ".join(f"{k} {v:.4g}" for k, v in metrics.items())
-        print(f"{desc}: {epochs} epochs in {history.seconds:.1f} s ({shown})")
+        show(f"{desc}: {epochs} epochs in {history.seconds:.1f} s ({shown})")
     if kept is not None:  # the teacher's reference run: keep the result for grading
         checkpoints.write(kept, model, optimizer, scheduler, history)
     return history
@@ -128,7 +129,7 @@ def _kept_run(model: nn.Module, batches: Any, step: Callable, optimizer: torch.o
     if not path.is_file():
         return None
     history = checkpoints.load(path, model, optimizer, scheduler)
-    print(f"{desc}: the reference run's {len(history.epoch_losses)} epochs loaded from "
+    show(f"{desc}: the reference run's {len(history.epoch_losses)} epochs loaded from "
           f"{path.name} (trained in {history.seconds:.1f} s there; COURSE_CHECKPOINTS)")
     return history
 

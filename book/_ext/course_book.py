@@ -145,6 +145,25 @@ def _glue_in_translations() -> None:
         module.retrieve_glue_data = retrieve_glue_data
 
 
+def translate_printed_outputs(app: Sphinx, doctree: nodes.document) -> None:
+    """In a Chinese book, what the code printed in the English run, in the page's language: each line
+    whose template utils/locale/outputs_<language>.json translates (utils.language.translate_output).
+    Code, numbers and the corpus's sentences stay as printed."""
+    language = app.config.language
+    if language not in ("zh_CN", "zh_TW"):
+        return
+    from utils.language import translate_output
+
+    for node in list(doctree.findall(nodes.literal_block)):
+        if "output" in node["classes"] and ({"stream", "stderr"} & set(node["classes"])):
+            text = node.astext()
+            translated = translate_output(text, language)
+            if translated != text:
+                node.children[:] = []
+                node += nodes.Text(translated)
+                node.rawsource = translated
+
+
 def language_switcher(app: Sphinx, pagename: str, templatename: str, context: dict[str, Any],
                       doctree: Any) -> None:
     """Links at the top of every page to the same page in the other languages."""
@@ -251,4 +270,5 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.add_post_transform(TranslatedExercisesForSolutions)
     app.connect("env-get-updated", renumber_exercises, priority=900)  # after Sphinx numbers figures
     app.connect("doctree-read", hide_markers)
+    app.connect("doctree-read", translate_printed_outputs)
     return {"parallel_read_safe": True, "parallel_write_safe": True, "version": "1.0"}
