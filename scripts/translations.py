@@ -160,6 +160,8 @@ TW_OVERRIDES: list[tuple[str, str]] = [
     ("噪聲", "雜訊"), ("下遊", "下游"),
     # the instructor guide's read-through: slides are 投影片 in Taiwan, a container image 映像
     ("幻燈片", "投影片"), ("映象", "映像"),
+    # the second (Taiwan) readers: grammar words for subject and object
+    ("主語", "主詞"), ("賓語", "受詞"),
 ]
 
 # Words of locales/termbase.yml that differ between the regions, as patterns (applied after
@@ -183,6 +185,7 @@ TW_PATTERNS: list[tuple[str, str]] = [
     # source language 來源語言, a distribution 分布 (the Ministry of Education's form), a progress bar 進度列
     (r"從句(?!子)", "子句"),
     (r"(?<!來)源語言", "來源語言"),
+    (r"(?<![來資電根])源(?=句|詞|序列)", "來源"),  # the source sentence, word, sequence
     (r"分佈", "分布"),
     (r"進度條", "進度列"),
 ]
