@@ -28,11 +28,25 @@ from utils.language import _PLACEHOLDER, output_template  # noqa: E402
 _WORDS = re.compile(r"[A-Za-z][A-Za-z'-]+[ ,;:]+[A-Za-z][A-Za-z'-]+")
 
 
+def _prose(template: str) -> str:
+    """A template without its placeholders and code (names with _ . ( = or digits)."""
+    return " ".join(t for t in _PLACEHOLDER.sub(" ", template).split()
+                    if not re.search(r"[_.(=)\d\[\]]", t) or re.fullmatch(r"[A-Za-z'-]+[.,;:)]?", t))
+
+
 def needs_translation(template: str) -> bool:
     """Whether a printed line has words a reader should read in their language."""
-    prose = " ".join(t for t in _PLACEHOLDER.sub(" ", template).split()
-                     if not re.search(r"[_.(=)\d\[\]]", t) or re.fullmatch(r"[A-Za-z'-]+[.,;:)]?", t))
-    return bool(_WORDS.search(prose))
+    return bool(_WORDS.search(_prose(template)))
+
+
+def english_left(line: str) -> bool:
+    """Whether a line of a Chinese page's printed output is still English: words to translate and no
+    Chinese, or four English words in a row (names such as CUDA GPU or OK BLEU may stay)."""
+    template, _ = output_template(line)
+    if not needs_translation(template):
+        return False
+    return not re.search(r"[\u4e00-\u9fff]", template) or bool(
+        re.search(r"[A-Za-z][A-Za-z'-]+(?:[ ,;:]+[A-Za-z][A-Za-z'-]+){3}", _prose(template)))
 
 
 def printed_text(stem: str, build: Path = ROOT / "_build" / "html") -> list[str]:

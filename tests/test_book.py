@@ -28,7 +28,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "scripts"))
 
 import output_texts  # noqa: E402  (scripts/ is not a package)
-from output_texts import needs_translation  # noqa: E402
+from output_texts import english_left  # noqa: E402
 
 from utils.language import output_template  # noqa: E402
 
@@ -362,8 +362,7 @@ def test_a_chinese_page_prints_no_english_sentence(built_book, language, entry):
         pytest.skip("the Chinese books are built with the book's own toc only")
     page = _translated_page(built_book, language, entry)
     english = [line for block in page.select(".cell_output .output.stream, .cell_output .output.stderr")
-               for line in block.get_text().split("\n")
-               if needs_translation(output_template(line)[0])]
+               for line in block.get_text().split("\n") if english_left(line)]
     assert not english, (f"{language}/{entry}: printed lines left in English (translate them with "
                          "`python scripts/translations.py outputs-todo`):\n  " + "\n  ".join(english[:15]))
 
