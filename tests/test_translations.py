@@ -621,4 +621,4 @@ def test_a_chinese_notebook_prints_the_courses_own_lines_in_chinese(monkeypatch,
     monkeypatch.delenv("COURSE_RESULTS", raising=False)
     check_result("fitted slope", 2.98, at_least=2.9, at_most=3.1)
     out = capsys.readouterr().out
-    assert out.startswith("OK") and "承諾至少 2.9" in out and "promised" not in out, out
+    assert out.startswith("OK") and "應在 2.9 到 3.1 之間" in out and "promised" not in out, out

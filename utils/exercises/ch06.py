@@ -288,9 +288,9 @@ def _pairs_turning(limit: float) -> int:
           questions=[Question(
               "Explain your prediction (written before the check ran): which pairs complete a "
               "full turn by position 99, and why?",
-              ("pair i turns fully when 99 w_i >= 2 pi, that is when 10000^(2i/64) <= 99 / 2 pi, "
+              ("pair m turns fully when 99 w_m >= 2 pi, that is when 10000^(2m/64) <= 99 / 2 pi, "
                "about 15.8",
-               "taking log10: i/8 <= 1.2, so i <= 9.6: pairs 0 to 9, ten pairs (dimensions 0 to 19)",
+               "taking log10: m/8 <= 1.2, so m <= 9.6: pairs 0 to 9, ten pairs (dimensions 0 to 19)",
                "in the heatmap, the fast stripes on the left; the slower pairs cover less than "
                "one period"), 2)])
 def _predict_turns(answer, hidden=False):
