@@ -162,7 +162,7 @@ TW_OVERRIDES: list[tuple[str, str]] = [
     ("幻燈片", "投影片"), ("映象", "映像"),
     # the second (Taiwan) readers: grammar words for subject and object
     ("主語", "主詞"), ("賓語", "受詞"),
-    ("感知機", "感知器"),  # a perceptron, as Taiwan writes it (多層感知器)
+    ("感知機", "感知器"), ("判別器", "鑑別器"),  # a perceptron and a discriminator, in Taiwan
 ]
 
 # Words of locales/termbase.yml that differ between the regions, as patterns (applied after
