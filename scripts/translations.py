@@ -163,6 +163,7 @@ TW_OVERRIDES: list[tuple[str, str]] = [
     # the second (Taiwan) readers: grammar words for subject and object
     ("主語", "主詞"), ("賓語", "受詞"),
     ("感知機", "感知器"), ("判別器", "鑑別器"),  # a perceptron and a discriminator, in Taiwan
+    ("拋出異常", "拋出例外"), ("畫素", "像素"), ("合並", "合併"),  # the guide's second reader
 ]
 
 # Words of locales/termbase.yml that differ between the regions, as patterns (applied after
