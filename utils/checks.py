@@ -28,8 +28,6 @@ course's wording for the mistakes that recur from chapter to chapter.
 from __future__ import annotations
 
 import copy
-import json
-import math
 import os
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -38,7 +36,7 @@ from typing import Any
 
 import torch
 
-from utils.language import HINT, say, show
+from utils.language import HINT, say
 
 # The course's one wording for the mistakes that recur across chapters; a check's ``mistakes=`` uses
 # these keys' values as its descriptions, so every chapter names a mistake the same way.
@@ -126,7 +124,11 @@ def _files_refused(name: str) -> Iterator[None]:
     # learner's code or a library it called.
     trusted = {*files, __file__}
 
-    def hook(frame: Any, event: str, _arg: Any) -> None:
+    previous = sys.getprofile()
+
+    def hook(frame: Any, event: str, arg: Any) -> None:
+        if previous is not None:  # a record of the answer's operations (utils.routes) goes on
+            previous(frame, event, arg)
         caller = frame.f_back.f_code.co_filename if frame.f_back is not None else ""
         if event == "call" and frame.f_code.co_filename in files and caller not in trusted:
             raise CheckFailed(say("{name}: your code runs {function} from {file}, which a check refuses "
@@ -134,7 +136,6 @@ def _files_refused(name: str) -> Iterator[None]:
                                   file=frame.f_code.co_filename.rsplit('/', 1)[-1],
                                   why=files[frame.f_code.co_filename]))
 
-    previous = sys.getprofile()
     sys.setprofile(hook)
     try:
         yield
@@ -337,6 +338,7 @@ def verify_function(
     rtol: float = 1e-4,
     forbidden: Sequence[tuple[Any, str]] = (),
     mistakes: Mapping[str, Callable[..., Any] | tuple[Callable[..., Any], str]] | None = None,
+    exponentials: Callable[..., int] | None = None,
 ) -> int:
     """``check_function``'s comparisons, raising ``CheckFailed`` at the first miss (in any mode);
     returns the number of inputs checked. A mistake may come with its own hint, ``(function, hint)``:
@@ -353,45 +355,119 @@ def verify_function(
         if not callable(make_mistake[0] if isinstance(make_mistake, tuple) else make_mistake):
             raise TypeError(f"{name}: the mistake {description!r} needs a function, got "
                             f"{_describe(make_mistake)}")
-    _run_cases(fn, reference, cases, name, hint, atol, rtol, forbidden, mistakes or {})
+    _run_cases(fn, reference, cases, name, hint, atol, rtol, forbidden, mistakes or {}, exponentials)
     return len(cases)
 
 
 def _run_cases(fn: Callable[..., Any], reference: Callable[..., Any], cases: list[Sequence[Any]],
                name: str, hint: str | None, atol: float, rtol: float,
-               forbidden: Sequence[tuple[Any, str]], mistakes: Mapping[str, Any]) -> None:
-    """``check_function``'s comparisons; raises ``CheckFailed`` (or ``NotDoneYet``) at the first miss."""
+               forbidden: Sequence[tuple[Any, str]], mistakes: Mapping[str, Any],
+               exponentials: Callable[..., int] | None = None) -> None:
+    """``check_function``'s comparisons; raises ``CheckFailed`` (or ``NotDoneYet``) at the first miss.
+
+    A wrong answer is named after a mistake only when it equals that mistake's output on every input
+    (and the mistake differs from the reference where the answer failed): an answer that agrees with a
+    mistake on one input by chance (a function returning 0 where the mistake also picks 0) is told
+    what differs instead."""
+    answers: dict[int, Any] = {}
+
+    def answer_on(i: int) -> Any:
+        if i not in answers:
+            args = tuple(cases[i])
+            # the learner's function gets a copy: an answer that changes its inputs in place cannot
+            # change what the reference is run on
+            answers[i] = call_answer(fn, copy.deepcopy(args), name, hint, forbidden,
+                                     where=say(" (on input {i}: {args})", i=i,
+                                               args=", ".join(_describe(a) for a in args)),
+                                     exponentials=exponentials)
+        return answers[i]
+
     for i, args in enumerate(cases):
         args = tuple(args)
-        # the learner's function gets a copy: an answer that changes its inputs in place cannot change
-        # what the reference is run on
-        got = call_answer(fn, copy.deepcopy(args), name, hint, forbidden,
-                          where=say(" (on input {i}: {args})", i=i,
-                                    args=", ".join(_describe(a) for a in args)))
+        got = answer_on(i)
         want = reference(*args)
         try:
             _compare(got, want, f"{name} (input {i})", hint, atol, rtol)
         except CheckFailed:
             functions = {d: m[0] if isinstance(m, tuple) else m for d, m in mistakes.items()}
-            mistake = diagnose(got, want, args, functions, atol, rtol)
+            candidate = diagnose(got, want, args, functions, atol, rtol)
+            mistake = None
+            if candidate is not None:
+                everywhere = True
+                for j, other in enumerate(cases):
+                    try:
+                        theirs = answer_on(j)
+                    except CheckFailed:
+                        everywhere = False
+                        break
+                    if not _same(theirs, _made_by(functions[candidate], tuple(other)), atol, rtol):
+                        everywhere = False
+                        break
+                mistake = candidate if everywhere else None
             if mistake is None:
                 raise
             own = mistakes[mistake]
             _fail(name, say("this looks like {mistake} (on input {i} your answer equals what that "
-                            "mistake gives)", mistake=mistake, i=i),
+                            "mistake gives, and on every other input too)", mistake=mistake, i=i),
                   own[1] if isinstance(own, tuple) else None)
 
 
+def _made_by(make_mistake: Callable[..., Any], args: tuple) -> Any:
+    """A mistake's output on ``args``, or an object equal to nothing when it cannot run there."""
+    try:
+        return make_mistake(*args)
+    except Exception:  # noqa: BLE001 - a mistake that cannot run on this input
+        return object()
+
+
 def call_answer(fn: Callable[..., Any], args: Sequence[Any], name: str, hint: str | None,
-                 forbidden: Sequence[tuple[Any, str]] = (), where: str = "") -> Any:
+                forbidden: Sequence[tuple[Any, str]] = (), where: str = "",
+                exponentials: Callable[..., int] | None = None) -> Any:
     """Call the learner's ``fn(*args)`` with the forbidden routes refused (and, within
-    ``utils.exercises.check``, the exercise's own reference code); a stub is "not done yet"."""
+    ``utils.exercises.check``, the exercise's own reference code); a stub is "not done yet".
+
+    A route is refused by its name (the function is replaced while ``fn`` runs), by the operators it
+    runs and by its code however it was reached (``utils.routes``); ``exponentials(*args)``, when
+    given, is the most numbers the answer may put through an exponential (a numerical derivative
+    exponentiates the input again for each direction it shifts). An answer that runs in a grader's
+    sandbox (``classroom.isolated``) is called there, with the same refusals."""
     if not callable(fn):
         _fail(name, say("expected your function here, got a {got}", got=_describe(fn)), hint)
-    stub = False
+    remote = getattr(type(fn), "course_remote_call", None)
+    if remote is not None:
+        return remote(fn, args, name=name, hint=hint, forbidden=forbidden, where=where,
+                      exponentials=exponentials)
+    return run_refusing(fn, args, name, hint, forbidden, where, exponentials)
+
+
+def _code_of(value: Any) -> list[Any]:
+    """The Python code objects a refused route runs: a function's, a class's own methods'."""
+    value = getattr(value, "__wrapped__", value)
+    if isinstance(value, type):
+        return [c for v in vars(value).values() for c in _code_of(v) if isinstance(v, Callable)]
+    code = getattr(getattr(value, "__func__", value), "__code__", None)
+    return [code] if code is not None else []
+
+
+def run_refusing(fn: Callable[..., Any], args: Sequence[Any], name: str, hint: str | None,
+                 forbidden: Sequence[tuple[Any, str]] = (), where: str = "",
+                 exponentials: Callable[..., int] | None = None) -> Any:
+    """``call_answer`` in this process."""
+    from utils.routes import OPERATORS, recording, route_label
+
+    pairs = [*forbidden, *((owner, attribute) for owner, attribute, _ in _ALSO_FORBIDDEN)]
+    labels = [route_label(owner, attribute) for owner, attribute in forbidden]
+    watched = {code: route_label(owner, attribute) for owner, attribute in pairs
+               for code in _code_of(getattr(owner, attribute, None))}
+    record_them = bool(watched) or exponentials is not None or any(lab in OPERATORS for lab in labels)
+    stub, record = False, None
     try:
         with _forbid(forbidden, name, getattr(fn, "__globals__", None)), _files_refused(name):
-            got = fn(*args)
+            if record_them:
+                with recording(watched) as record:
+                    got = fn(*args)
+            else:
+                got = fn(*args)
     except NotImplementedError:
         stub = True
     except CheckFailed:
@@ -403,7 +479,39 @@ def call_answer(fn: Callable[..., Any], args: Sequence[Any], name: str, hint: st
         _fail(name, say("not implemented yet: write your code in place of the `raise "
                         "NotImplementedError` line in the exercise cell, run that cell, then this one"),
               hint, NotDoneYet)
+    if record is not None:
+        _refuse_recorded(record, labels, name, exponentials, args)
     return got
+
+
+def _refuse_recorded(record: Any, labels: Sequence[str], name: str,
+                     exponentials: Callable[..., int] | None, args: Sequence[Any]) -> None:
+    """A ``CheckFailed`` when the record shows a refused route, or was switched off."""
+    from utils.routes import AUTOGRAD, refusal
+
+    if not record.complete:
+        raise CheckFailed(say("{name}: your code switched off the check's record of the operations it "
+                              "runs; a check cannot accept an answer it cannot see", name=name))
+    if record.called:
+        raise CheckFailed(say("{name}: your code runs {label}, which this exercise asks you to do "
+                              "without (it was reached through another name or a copy, and still "
+                              "counts)", name=name, label=record.called[0]))
+    found = refusal(record, labels)
+    if found is not None and found[0] == AUTOGRAD:
+        raise CheckFailed(say("{name}: your code differentiates automatically (PyTorch entered {how}), "
+                              "which this exercise asks you to do without, in every mode of autograd: "
+                              "derive it by hand", name=name, how=found[1]))
+    if found is not None:
+        raise CheckFailed(say("{name}: your code runs {label} (PyTorch ran the operator {how}), which "
+                              "this exercise asks you to do without, whatever name reaches it; build it "
+                              "from simpler operations", name=name, label=found[0], how=found[1]))
+    if exponentials is not None and record.exponentiated > exponentials(*args):
+        raise CheckFailed(say("{name}: your code puts {count} numbers through an exponential (exp, "
+                              "softmax) where the formula needs at most {most}: that is the function "
+                              "evaluated again at shifted inputs, a numerical derivative, which this "
+                              "exercise asks you to do without; compute the softmax once and build "
+                              "the derivative from it", name=name, count=record.exponentiated,
+                              most=exponentials(*args)))
 
 
 def _form_of(value: Any, form: type | tuple) -> bool:
@@ -465,53 +573,5 @@ def verify_value(got: Any, expected: Any, *, name: str, hint: str | None = None,
     _compare(got, expected, name, hint, atol, rtol)
 
 
-# ---------------------------------------------------------------------------------------------------
-# The chapters' own results (trained accuracies, gaps between models)
-# ---------------------------------------------------------------------------------------------------
-class Measured(float):
-    """The value ``check_result`` returns: a plain ``float`` that a cell ending with ``check_result(...)``
-    does not echo under its verdict line (no stray ``0.7818181818181819``)."""
-
-    def _ipython_display_(self) -> None:
-        pass
-
-
-class ResultOutOfRange(AssertionError):
-    """Raised when a chapter's measured result misses the range the chapter promises."""
-
-
-def check_result(name: str, value: float, *, at_least: float | None = None,
-                 at_most: float | None = None) -> float:
-    """Check a measured result against the chapter's promise; print it with its margin and return it.
-
-    ``at_least`` and/or ``at_most`` bound ``value``; the margin is its distance to the nearer bound.
-    """
-    if at_least is None and at_most is None:
-        raise ValueError(f"check_result({name!r}) needs at_least, at_most or both")
-    value = float(value)
-    margins = []
-    if at_least is not None:
-        margins.append(value - at_least)
-    if at_most is not None:
-        margins.append(at_most - value)
-    margin = min(margins) if not math.isnan(value) else float("nan")
-    passed = margin >= 0  # False for NaN
-    bounds = " and ".join(f"{word} {bound:g}" for word, bound in
-                          (("at least", at_least), ("at most", at_most)) if bound is not None)
-    record_to = os.environ.get("COURSE_RESULTS", "").strip()
-    if record_to:
-        with open(record_to, "a", encoding="utf-8") as out:
-            out.write(json.dumps({"name": name, "value": value, "at_least": at_least, "at_most": at_most,
-                                  "margin": margin, "passed": passed}) + "\n")
-    if passed:
-        show(f"OK   {name}: {value:.4g} (promised {bounds}; margin {margin:.3g})")
-    elif record_to:
-        show(f"MISS {name}: {value:.4g} (promised {bounds}); recorded in {record_to}")
-    else:
-        raise ResultOutOfRange(
-            f"{name} is {value:.4g}, but this chapter promises {bounds}. If you changed a knob or the "
-            "code above, that is the likely cause; otherwise please report it with the output of "
-            "utils.runtime.environment_report() (results move slightly with the processor and the "
-            "number of CPU threads, and the chapter is meant to hold on any of them)."
-        )
-    return Measured(value)
+# The chapters' own results live in utils.results; their names stay importable from here.
+from utils.results import Measured, ResultOutOfRange, check_result  # noqa: E402,F401

@@ -100,9 +100,40 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "应为 Python 的 int，得到的是{got}（可以用 int(...) 转换）",
         "應為 Python 的 int，得到的是{got}（可以用 int(...) 轉換）"),
     "expected {want}, got {got}": ("应为 {want}，得到的是 {got}", "應為 {want}，得到的是 {got}"),
-    "this looks like {mistake} (on input {i} your answer equals what that mistake gives)": (
-        "这看起来是这种错误：{mistake}（在输入 {i} 上，你的答案与这种错误给出的结果相同）",
-        "這看起來是這種錯誤：{mistake}（在輸入 {i} 上，你的答案與這種錯誤給出的結果相同）"),
+    "this looks like {mistake} (on input {i} your answer equals what that mistake gives, and on every "
+    "other input too)": (
+        "这看起来是这种错误：{mistake}（在输入 {i} 上，你的答案与这种错误给出的结果相同，在其余每个输入上也相同）",
+        "這看起來是這種錯誤：{mistake}（在輸入 {i} 上，你的答案與這種錯誤給出的結果相同，在其餘每個輸入上也相同）"),
+    "{name}: your code switched off the check's record of the operations it runs; a check cannot "
+    "accept an answer it cannot see": (
+        "{name}：你的代码关掉了检查对它所执行运算的记录；检查无法接受一个它看不到的答案",
+        "{name}：你的程式碼關掉了檢查對它所執行運算的記錄；檢查無法接受一個它看不到的答案"),
+    "{name}: your code runs {label}, which this exercise asks you to do without (it was reached "
+    "through another name or a copy, and still counts)": (
+        "{name}：你的代码执行了 {label}，而这道练习要求不用它（换个名字或先存一份副本再调用，也一样算）",
+        "{name}：你的程式碼執行了 {label}，而這道練習要求不用它（換個名稱或先存一份副本再呼叫，也一樣算）"),
+    "{name}: your code differentiates automatically (PyTorch entered {how}), which this exercise "
+    "asks you to do without, in every mode of autograd: derive it by hand": (
+        "{name}：你的代码用了自动微分（PyTorch 进入了 {how}），而这道练习要求不用任何形式的自动微分："
+        "请亲手推导",
+        "{name}：你的程式碼用了自動微分（PyTorch 進入了 {how}），而這道練習要求不用任何形式的自動微分："
+        "請親手推導"),
+    "{name}: your code runs {label} (PyTorch ran the operator {how}), which this exercise asks you "
+    "to do without, whatever name reaches it; build it from simpler operations": (
+        "{name}：你的代码执行了 {label}（PyTorch 执行了算子 {how}），而这道练习要求不用它，无论通过"
+        "哪个名字调用；请用更基本的运算搭出来",
+        "{name}：你的程式碼執行了 {label}（PyTorch 執行了運算子 {how}），而這道練習要求不用它，無論"
+        "透過哪個名稱呼叫；請用更基本的運算組出來"),
+    "{name}: your code puts {count} numbers through an exponential (exp, softmax) where the formula "
+    "needs at most {most}: that is the function evaluated again at shifted inputs, a numerical "
+    "derivative, which this exercise asks you to do without; compute the softmax once and build the "
+    "derivative from it": (
+        "{name}：你的代码让 {count} 个数经过了指数运算（exp、softmax），而公式顶多需要 {most} 个："
+        "这是在平移后的输入上重新计算函数，即数值求导，而这道练习要求不用它；请只算一次 softmax，"
+        "再由它构建导数",
+        "{name}：你的程式碼讓 {count} 個數經過了指數運算（exp、softmax），而公式頂多需要 {most} 個："
+        "這是在平移後的輸入上重新計算函數，即數值微分，而這道練習要求不用它；請只算一次 softmax，"
+        "再由它建構導數"),
     "your function raised {kind}: {err}{where}": ("你的函数抛出了 {kind}：{err}{where}",
                                                   "你的函數拋出了 {kind}：{err}{where}"),
     " (on input {i}: {args})": ("（输入 {i}：{args}）", "（輸入 {i}：{args}）"),

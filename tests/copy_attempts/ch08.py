@@ -3,6 +3,21 @@
 from tests.copy_attempts import Copy
 
 COPIES = [
+    # PyTorch's loss reached through the dispatcher's own name (issue 38: it scored before)
+    Copy("Exercise 8.1", "forbidden", '''
+def smoothed_cross_entropy(logits, targets, epsilon, pad_id):
+    return torch.ops.aten.cross_entropy_loss(logits, targets, None, 1, pad_id, epsilon)
+'''),
+    Copy("Exercise 8.1", "forbidden", '''
+import torch.nn.functional as F
+
+_loss = F.cross_entropy
+
+
+def smoothed_cross_entropy(logits, targets, epsilon, pad_id, loss=_loss):
+    return loss(logits, targets, ignore_index=pad_id, label_smoothing=epsilon)
+'''),
+
     # the library's label smoothing, which the text forbids
     Copy("Exercise 8.1", "forbidden", '''
 import torch.nn.functional as F

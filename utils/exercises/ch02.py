@@ -6,6 +6,7 @@ import math
 
 import torch
 
+import utils.attention
 from utils.attention import scaled_dot_product_attention
 from utils.checks import MISTAKES, verify_function, verify_prediction
 from utils.exercises import Question, exercise
@@ -89,8 +90,12 @@ def _jacobian_inputs(hidden: bool) -> list[tuple[torch.Tensor, ...]]:
 def _lookup_jacobian(answer, hidden=False):
     verify_function(
         answer, reference=_autograd_jacobian, inputs=_jacobian_inputs(hidden), name="Exercise 2.2",
+        # autograd in every mode is refused by what runs (utils.routes), not only by these names;
+        # a numerical derivative by the numbers it exponentiates: the formula needs one softmax of the
+        # T_k scores, a difference quotient one more per direction of the query it shifts (d_k of them)
         forbidden=[(torch.autograd.functional, "jacobian"), (torch.autograd, "grad"),
                    (torch.Tensor, "backward"), (torch.func, "jacrev"), (torch.func, "jacfwd")],
+        exponentials=lambda query, keys, values: 2 * keys.shape[0],
         hint=_lookup_jacobian.exercise.hint,
         mistakes={
             "the softmax left out of the chain rule (values.T @ keys)":
@@ -137,8 +142,12 @@ def _column_attention(answer, hidden=False):
     verify_function(
         answer, reference=_rows_reference, inputs=_column_inputs(hidden), name="Exercise 2.3",
         hint=_column_attention.exercise.hint,
-        # the chapter's row-convention function, transposed back, is not working in columns
-        forbidden=[(torch.nn.functional, "scaled_dot_product_attention")],
+        # the chapter's row-convention function, transposed back, is not working in columns: the
+        # course's attention is refused however it is reached, PyTorch's by its operators
+        forbidden=[(torch.nn.functional, "scaled_dot_product_attention"),
+                   (utils.attention, "scaled_dot_product_attention"),
+                   (utils.attention.SingleHeadAttention, "forward"),
+                   (utils.attention.MultiHeadAttention, "forward")],
         mistakes={
             MISTAKES["softmax_axis"]: (_columns_made_like(softmax_dim=1),
                                        "in the column convention the score matrix is (T_k, T_q): "
