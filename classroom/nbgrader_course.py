@@ -37,6 +37,20 @@ c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
 # a laptop CPU). A cell gets this many seconds before it counts as failed.
 c.ExecutePreprocessor.timeout = 1800
 c.Execute.timeout = 1800
+# Grades come from the course's isolated grader, never from the student's kernel: nbgrader still runs
+# the notebook (every output stays as the student's feedback), then IsolatedGrading grades each
+# exercise again, the submission's code in a sandbox and the checks in this process, and writes its
+# verdict into each autograder test cell, which is what SaveAutoGrades scores (classroom/autograder.py).
+# prepare() loads every check and records the course's files before any student code runs.
+from classroom.autograder import IsolatedGrading, prepare  # noqa: E402
+from nbconvert.preprocessors import ClearMetadataPreprocessor  # noqa: E402
+from nbgrader.preprocessors import (  # noqa: E402
+    AssignLatePenalties, CheckCellMetadata, Execute, IgnorePattern, LimitOutput, SaveAutoGrades)
+
+prepare()
+c.Autograde.autograde_preprocessors = [
+    Execute, IsolatedGrading, IgnorePattern, ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades,
+    AssignLatePenalties, CheckCellMetadata]
 # On a JupyterHub, the course's id and the exchange folder that teachers and students share (the same
 # two lines go into /etc/jupyter/nbgrader_config.py on the students' image):
 # c.CourseDirectory.course_id = "attention"

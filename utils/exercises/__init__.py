@@ -162,25 +162,34 @@ def _module_refused(ex: Exercise):
         yield
 
 
+def verdict(number: str, answer: Any = None, /, *, hidden: bool = False, **context: Any) -> None:
+    """Run exercise ``number``'s check on ``answer``: returns when it passes, raises ``CheckFailed`` (or
+    ``NotDoneYet``) with the message when it does not, in any mode. The graders call this in their own
+    process (``classroom.isolated``), with the student's answer living in a sandbox."""
+    ex = get(number)
+    if getattr(answer, "__module__", None) == ex.module:
+        raise checks.CheckFailed(say("{name}: your answer is the check's own reference code from "
+                                     "{module}; write your own", name=ex.name, module=ex.module))
+    try:
+        with _module_refused(ex):
+            ex.run(answer, hidden=hidden, **context)
+    except checks.NotDoneYet as err:
+        if any(mark in str(err) for mark in HINT_MARKS):
+            raise
+        raise checks.NotDoneYet(f"{err}{say(HINT, hint=ex.hint)}") from None
+
+
 def check(number: str, answer: Any = None, /, *, hidden: bool = False, **context: Any) -> None:
     """Check the learner's ``answer`` to exercise ``number``; print the verdict, return None.
 
     ``context`` passes what the check needs from the notebook (a trained model, the chapter's data).
-    While the learner is working (the default) a wrong answer prints what is wrong and a hint; under
-    grading (nbgrader, ``$COURSE_CHECKS=strict``) it raises ``CheckFailed`` with that message.
+    While the learner is working (the default) a wrong answer prints what is wrong and a hint; in strict
+    mode (``$COURSE_CHECKS=strict``) it raises ``CheckFailed`` with that message. This is feedback:
+    a grade never comes from it (``classroom.isolated`` grades outside the learner's kernel).
     """
     ex = get(number)
     try:
-        if getattr(answer, "__module__", None) == ex.module:
-            raise checks.CheckFailed(say("{name}: your answer is the check's own reference code from "
-                                         "{module}; write your own", name=ex.name, module=ex.module))
-        with _module_refused(ex):
-            ex.run(answer, hidden=hidden, **context)
-    except checks.NotDoneYet as err:
-        message = str(err) if any(mark in str(err) for mark in HINT_MARKS) else \
-            f"{err}{say(HINT, hint=ex.hint)}"
-        checks.report(checks.NotDoneYet(message))
-        return None
+        verdict(number, answer, hidden=hidden, **context)
     except checks.CheckFailed as err:
         checks.report(err)
         return None

@@ -38,6 +38,13 @@ def _lab_part(answer: Any, name: str, exercise: str) -> Any:
     not name the suspect; the function is read from the namespace the class's code runs in (the
     notebook's), where the learner's repair replaced it. Given a function, the check takes it as it is.
     """
+    sibling = getattr(type(answer), "course_remote_sibling", None)
+    if sibling is not None:  # the notebook runs in a grader's sandbox (classroom.isolated)
+        part = sibling(answer, name, exercise)
+        if getattr(part, "__module__", None) == __name__:
+            raise CheckFailed(f"{exercise}: your {name} is the check's own reference code from "
+                              f"{__name__}; repair the lab's function instead")
+        return part
     if not isinstance(answer, type):
         return answer
     namespace = getattr(answer.__init__, "__globals__", {})
