@@ -102,8 +102,10 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "expected {want}, got {got}": ("应为 {want}，得到的是 {got}", "應為 {want}，得到的是 {got}"),
     "this looks like {mistake} (on input {i} your answer equals what that mistake gives, and on every "
     "other input too)": (
-        "这看起来是这种错误：{mistake}（在输入 {i} 上，你的答案与这种错误给出的结果相同，在其余每个输入上也相同）",
-        "這看起來是這種錯誤：{mistake}（在輸入 {i} 上，你的答案與這種錯誤給出的結果相同，在其餘每個輸入上也相同）"),
+        "这看起来是这种错误：{mistake}（在输入 {i} 上，你的答案与这种错误给出的结果相同，"
+        "在其余每个输入上也相同）",
+        "這看起來是這種錯誤：{mistake}（在輸入 {i} 上，你的答案與這種錯誤給出的結果相同，"
+        "在其餘每個輸入上也相同）"),
     "{name}: your code switched off the check's record of the operations it runs; a check cannot "
     "accept an answer it cannot see": (
         "{name}：你的代码关掉了检查对它所执行运算的记录；检查无法接受一个它看不到的答案",
