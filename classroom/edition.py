@@ -16,6 +16,7 @@ from classroom.exercises import (
     clear_solution,
     find_exercises,
     is_lab_solution,
+    is_teacher_only,
     solution_lines,
 )
 from classroom.markdown import myst_to_markdown
@@ -28,8 +29,9 @@ def converted_cells(nb: nbformat.NotebookNode, path: str | Path = "notebook",
                     lab_solutions: bool = False) -> list[tuple[int, nbformat.NotebookNode]]:
     """(index in ``nb``, copied cell) for the cells an edition keeps, markdown made plain, outputs cleared.
 
-    Gone: the markdown of every solution gate ({solution-start} to {solution-end}) and, unless
-    ``lab_solutions``, the cells tagged ``lab-solution``. Solution code is left as it is.
+    Gone: the markdown of every solution gate ({solution-start} to {solution-end}), the cells tagged
+    ``teacher-only`` (a lab's answers) and, unless ``lab_solutions``, the cells tagged
+    ``lab-solution``. Solution code is left as it is.
     """
     exercises = find_exercises(nb, path)
     names = {ex.label: ex.name for ex in exercises if ex.label}
@@ -37,6 +39,8 @@ def converted_cells(nb: nbformat.NotebookNode, path: str | Path = "notebook",
     kept = []
     in_gate = False
     for i, original in enumerate(nb.cells):
+        if is_teacher_only(original):
+            continue
         cell = copy.deepcopy(original)
         if cell.cell_type == "markdown":
             if _SOLUTION_START.search(cell.source):
@@ -64,13 +68,15 @@ ANSWER_PROMPT = "*Write your answer here.*"
 
 def answer_cells(nb: nbformat.NotebookNode, exercises: list | None = None) -> dict[int, dict]:
     """{cell index: {"exercise": "2.2", "question": k}} for each "**Answer.**" markdown cell inside the
-    solution of a registered exercise with open questions (the k-th such cell answers question k)."""
+    solution of a registered exercise with open questions (the k-th such cell answers question k); a
+    lab's solution holds its fix and the answers to its questions."""
     found: dict[int, dict] = {}
     for ex in exercises if exercises is not None else find_exercises(nb):
         entry = ex.registered
-        if entry is None or not entry.questions or not ex.solution_cells:
+        inside = ex.solution_cells or ex.lab_cells
+        if entry is None or not entry.questions or not inside:
             continue
-        start = max(i for i in range(min(ex.solution_cells) + 1) if nb.cells[i].cell_type == "markdown"
+        start = max(i for i in range(min(inside) + 1) if nb.cells[i].cell_type == "markdown"
                     and _SOLUTION_START.search(nb.cells[i].source))
         k = 0
         for i in range(start + 1, len(nb.cells)):

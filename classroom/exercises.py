@@ -25,6 +25,15 @@ DEFAULT_POINTS = 1  # for an exercise whose text gives no difficulty line
 LAB_SOLUTION_TAG = "lab-solution"  # a find-the-bug lab's fix: a code cell inside a solution gate
 
 
+TEACHER_TAG = "teacher-only"  # a cell that gives a lab's answers away: the book's, never a student's
+
+
+def is_teacher_only(cell: nbformat.NotebookNode) -> bool:
+    """A cell tagged ``teacher-only``: the summary naming a lab's bugs, the prose that reads a lab's
+    measured results. The editions a student gets leave it out; the book keeps it."""
+    return TEACHER_TAG in cell.get("metadata", {}).get("tags", [])
+
+
 def is_lab_solution(cell: nbformat.NotebookNode) -> bool:
     """A code cell tagged ``lab-solution`` (the fix of a lab's buggy cell; students never get it)."""
     return LAB_SOLUTION_TAG in cell.get("metadata", {}).get("tags", [])

@@ -58,5 +58,13 @@ def test_a_wrong_answer_fails_and_its_mistake_is_named(path, wrong):
         return
     assert run.check_failed, (
         f"{wrong.exercise}: the wrong answer was not rejected ({run.error}: {run.message})")
+    from utils.exercises.ch10 import PLANTED
+
+    if PLANTED.get(wrong.exercise.split()[-1]) == wrong.mistake:
+        # a lab's planted bug, as handed out: the check says which test fails, never the bug or its fix
+        first = run.message.splitlines()[0]
+        assert "this looks like" not in run.message and "(input " in first, (
+            f"{wrong.exercise}: the planted bug should fail a test without being named: {run.message}")
+        return
     assert f"this looks like {wrong.mistake}" in run.message, (
         f"{wrong.exercise}: expected the check to name {wrong.mistake!r}; it said: {run.message}")

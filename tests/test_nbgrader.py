@@ -44,13 +44,20 @@ CHAPTERS = classroom.chapter_notebooks(REPO_ROOT / "chapters")
 UNTOUCHED = ("00_getting_started", "02_soft_lookup", "04_self_attention", "07_transformer_encoder")
 # The chapters graded with mistaken and copying submissions too, in every run: an early chapter, a late
 # one and a lab; every chapter with COURSE_NBGRADER_ALL=1 (the weekly workflow).
-COPY_GRADED = ("02_soft_lookup", "08_transformer_decoder", "11_lab_ablation_ladder")
+COPY_GRADED = ("02_soft_lookup", "08_transformer_decoder", "10_lab_find_the_bug",
+               "11_lab_ablation_ladder")
+# The chapters graded with the red team too (tests/red_team.py): every tampering submission in chapter
+# 2, the one that tries everything at once, the famous line alone, a rewrite of a watched file and a
+# student who solves half in the others. Each must score what it solved, and no more.
+RED_TEAM = {"02_soft_lookup": "all", "08_transformer_decoder": "some", "10_lab_find_the_bug": "some",
+            "11_lab_ablation_ladder": "some"}
 COPIERS_PER_RUN = 2  # copying submissions per chapter in make test (each copy is refused in-process
 # by tests/test_copy_proof.py anyway; nbgrader proves the same on two rounds of them)
 GRADING_SECONDS: dict[str, float] = {}  # seconds per non-reference submission, measured by autograde
 
 
-def nbgrader(course: Path, *args: str, timeout: int = 3600, write_checkpoints: bool = False) -> str:
+def nbgrader(course: Path, *args: str, timeout: int = 3600, write_checkpoints: bool = False,
+             watched: Path | None = None) -> str:
     """Run an nbgrader command through the course's wrapper (``python -m classroom nbgrader``), which
     puts alembic on PATH and, for autograde, loads the assignment's kept training runs; with
     ``write_checkpoints`` the runs are trained and kept (the reference submission)."""
@@ -61,6 +68,8 @@ def nbgrader(course: Path, *args: str, timeout: int = 3600, write_checkpoints: b
     env["OMP_NUM_THREADS"] = "1"
     if write_checkpoints:
         env["COURSE_CHECKPOINTS_WRITE"] = "1"
+    if watched is not None:  # the grader watches this folder, not the course's (see red_team.rewrites)
+        env["COURSE_GRADER_WATCH"] = str(watched)
     result = subprocess.run([sys.executable, "-m", "classroom", "nbgrader", "--course", str(course),
                              *args], cwd=REPO_ROOT, env=env, capture_output=True, text=True,
                             timeout=timeout)
@@ -131,11 +140,28 @@ def graded_submissions(full: nbformat.NotebookNode, path: Path) -> dict[str, tup
     return out
 
 
+def red_team(release: nbformat.NotebookNode, reference: nbformat.NotebookNode, assignment: str,
+             watched: Path) -> dict[str, nbformat.NotebookNode]:
+    """{student: notebook} of the red team for ``assignment`` (RED_TEAM)."""
+    from tests import red_team as team
+
+    if assignment not in RED_TEAM:
+        return {}
+    target = watched / "checks.py"
+    all_of_them = team.tampering_submissions(release, target)
+    if RED_TEAM[assignment] != "all":
+        all_of_them = {k: v for k, v in all_of_them.items()
+                       if k in ("tamper-everything", "tamper-environment", "tamper-files")}
+    return {**all_of_them, "half-solved": team.half_solved(reference)}
+
+
 def autograde(course: Path, full: nbformat.NotebookNode, path: Path,
-              extra: dict[str, tuple[dict, object]] | None = None) -> dict[str, dict[str, tuple]]:
-    """Submit ``reference`` (and ``untouched`` in UNTOUCHED chapters, and ``extra``), autograde;
-    {student: {grade_id: (score, max)}}. The reference is graded first, training every model and
-    keeping the runs; the other submissions then load them (the course's fast grading)."""
+              extra: dict[str, tuple[dict, object]] | None = None,
+              notebooks: dict[str, nbformat.NotebookNode] | None = None,
+              watched: Path | None = None) -> dict[str, dict[str, tuple]]:
+    """Submit ``reference`` (and ``untouched`` in UNTOUCHED chapters, ``extra`` and ``notebooks``),
+    autograde; {student: {grade_id: (score, max)}}. The reference is graded first, training every
+    model and keeping the runs; the other submissions then load them (the course's fast grading)."""
     from nbgrader.api import Gradebook
 
     assignment = path.stem
@@ -146,6 +172,7 @@ def autograde(course: Path, full: nbformat.NotebookNode, path: Path,
         submissions["untouched"] = release
     for student, (answers, _) in (extra or {}).items():
         submissions[student] = answered(reference, answers)
+    submissions.update(notebooks or {})
     for student, nb in submissions.items():
         target = course / "submitted" / student / assignment / f"{assignment}.ipynb"
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -161,14 +188,15 @@ def autograde(course: Path, full: nbformat.NotebookNode, path: Path,
             shutil.copy2(run, folder / run.name)
     if kept:  # every submission in one command, as a teacher grades a class
         start = time.perf_counter()
-        logs = [nbgrader(course, "autograde", assignment, "--force")]
+        logs = [nbgrader(course, "autograde", assignment, "--force", watched=watched)]
         GRADING_SECONDS[assignment] = (time.perf_counter() - start) / len(submissions)
     else:
         logs = [nbgrader(course, "autograde", assignment, "--force", "--student", "reference",
                          write_checkpoints=True)]
         if len(submissions) > 1:
             start = time.perf_counter()
-            logs.append(nbgrader(course, "autograde", assignment))  # the others load the kept runs
+            logs.append(nbgrader(course, "autograde", assignment, watched=watched))  # the others load
+            # the kept runs
             GRADING_SECONDS[assignment] = (time.perf_counter() - start) / (len(submissions) - 1)
     # a check cell shows its verdict and no value that nbgrader would try to read as a score
     assert not [line for log in logs for line in log.splitlines() if "cannot be converted" in line], (
@@ -276,9 +304,15 @@ def test_autograde_gives_reference_full_points_and_untouched_zero(path, course):
     full = nbformat.read(path, as_version=4)
     graded = path.stem in COPY_GRADED or os.environ.get("COURSE_NBGRADER_ALL")
     extra = graded_submissions(full, path) if graded else {}
-    scores = autograde(course, full, path, extra)
-    assert_full_and_zero({s: g for s, g in scores.items() if s not in extra}, expected_points(full, path),
-                         manual_points(full, path))
+    watched = course / "watched" / path.stem
+    watched.mkdir(parents=True, exist_ok=True)
+    (watched / "checks.py").write_text("def check(number, answer):\n    raise AssertionError\n")
+    team = red_team(generate(course, path.stem), classroom.nbgrader_notebook(full, path, lab_solutions=True),
+                    path.stem, watched)
+    scores = autograde(course, full, path, extra, team, watched)
+    assert_full_and_zero({s: g for s, g in scores.items() if s not in extra and s not in team},
+                         expected_points(full, path), manual_points(full, path))
+    assert_red_team(scores, team, full, path)
     assert cell_errors(course, "reference", path.stem) == [], f"{path.name}: a cell raised"
     for student, (answers, mistakes) in extra.items():
         earned = {gid: scores[student][gid] for gid in answers if scores[student][gid][0]}
@@ -303,6 +337,24 @@ def test_autograde_gives_reference_full_points_and_untouched_zero(path, course):
     if path.stem in UNTOUCHED:
         ungraded = [e for e in cell_errors(course, "untouched", path.stem) if not e[1]]
         assert ungraded == [], f"{path.name}: the untouched release raised outside its check cells"
+
+
+def assert_red_team(scores: dict[str, dict[str, tuple]], team: dict[str, nbformat.NotebookNode],
+                    full: nbformat.NotebookNode, path: Path) -> None:
+    """Every tampering submission scores 0 on every auto-graded cell; the half-solver exactly the
+    exercises it solved (the first half of the check cells)."""
+    from classroom.check_calls import check_calls
+
+    points = expected_points(full, path)
+    calls = check_calls(classroom.nbgrader_notebook(full, path, lab_solutions=True))
+    solved = {"ex-" + c.number.replace(".", "-") for c in calls[: len(calls) // 2]}
+    for student in team:
+        auto = {gid: s for gid, s in scores[student].items() if gid in points}
+        if student == "half-solved":
+            want = {gid: (p if gid in solved else 0, p) for gid, p in points.items()}
+        else:
+            want = {gid: (0, p) for gid, p in points.items()}
+        assert auto == want, f"{path.name}: {student} scored {auto}, not {want}"
 
 
 def test_untouched_chapters_exist():
