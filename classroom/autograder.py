@@ -249,6 +249,48 @@ class IsolatedGrading(Preprocessor):
         return nb, resources
 
 
+try:
+    from nbgrader.preprocessors import Execute
+    from traitlets import Integer
+except ImportError:  # pragma: no cover
+    Execute = object  # type: ignore[assignment,misc]
+
+    def Integer(*_args, **_kwargs):  # type: ignore[no-redef]  # noqa: N802
+        return 0
+
+
+class FeedbackRun(Execute):
+    """nbgrader's run of the submission in a kernel, kept for the student's feedback (every cell's
+    outputs) and bounded: the grade does not come from it (``IsolatedGrading`` does), so a kernel that
+    a student's cell broke (a patched built-in can leave it unable to answer) costs one cell's timeout,
+    and the whole run at most ``total_seconds``: after a cell times out, or past the budget, the
+    remaining cells are not run."""
+
+    total_seconds = Integer(1800, help="the whole feedback run's time budget").tag(config=True)
+
+    def preprocess(self, nb, resources=None, km=None):  # noqa: D401 - nbconvert's interface
+        import time
+
+        self._deadline = time.monotonic() + self.total_seconds
+        self._stopped = False
+        self._cell_timeout = self.timeout
+        return super().preprocess(nb, resources, km)
+
+    def preprocess_cell(self, cell, resources, index):  # noqa: D401 - nbconvert's interface
+        import time
+
+        left = self._deadline - time.monotonic()
+        if self._stopped or left <= 0:
+            self._stopped = True
+            return cell, resources
+        if cell.cell_type == "code" and self._cell_timeout:
+            self.timeout = max(1, int(min(self._cell_timeout, left)))
+        cell, resources = super().preprocess_cell(cell, resources, index)
+        if any(out.get("ename") == "CellTimeoutError" for out in cell.get("outputs", [])):
+            self._stopped = True  # the kernel is stuck, or the budget is spent: grading goes on
+        return cell, resources
+
+
 def _output(number: str, found: Verdict | None) -> nbformat.NotebookNode:
     if found is not None and found.passed:
         return nbformat.v4.new_output("stream", name="stdout", text=found.printed + (

@@ -8,11 +8,17 @@ SUBMISSIONS are folders or notebooks, in any of three layouts (a folder is searc
 - a folder per student, ``<student>/<notebook>.ipynb``;
 - flat files named ``<student>__<notebook>.ipynb``.
 
-Each notebook runs top to bottom in a Jupyter kernel with ``COURSE_CHECKS=strict`` (a failed check
-raises) and errors allowed, in its own folder. An exercise scores its points (1, 2, 3 for Easy, Medium,
-Hard, read from the exercise's ``*Medium · about 15 minutes.*`` line, in ``chapters/`` when the
-notebook is a chapter's, else in the submission) when its check cell ran without an error, else 0;
-its diagnosis is the first line of the check's message ("this looks like a causal mask off by one").
+The course's exercises (``check("4.2", ...)`` cells) are graded by ``classroom.autograder``: the
+submission's code runs in a sandbox, the checks in this process, with the check calls read from the
+course's notebook in ``chapters/`` (a student who edits or deletes a check cell changes nothing), so
+nothing a cell does to its kernel changes a grade. An exercise scores its points (1, 2, 3 for Easy,
+Medium, Hard, read from the exercise's ``*Medium · about 15 minutes.*`` line) when its check passes on
+the visible and the hidden inputs, else 0; its diagnosis is the first line of the check's message ("this
+looks like a causal mask off by one").
+
+A notebook that is not the course's (no registered check) is run top to bottom in a Jupyter kernel with
+``COURSE_CHECKS=strict`` and graded from its check cells' outputs, as before: that kernel is the
+student's, so such grades are feedback, not proof.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ from pathlib import Path
 
 import nbformat
 
+from classroom.check_calls import check_calls
 from classroom.exercises import (
     _CHECK_NAME,
     _EXERCISE,
@@ -100,9 +107,11 @@ def read_verdicts(nb: nbformat.NotebookNode, points: dict[str, int]) -> list[Gra
 def grade_notebook(path: str | Path, timeout: int = 1800,
                    chapters: str | Path | None = "chapters",
                    checkpoints: str | Path | None = None) -> list[Grade]:
-    """Run a student's notebook top to bottom (checks strict, errors allowed) and grade each exercise.
+    """Grade each exercise of a student's notebook: in isolation (the course's exercises), else by
+    running it top to bottom (checks strict, errors allowed; see the module's docstring).
 
-    Points come from ``chapters/<notebook>.ipynb`` when there is one, else from the submission itself.
+    Points and the check calls come from ``chapters/<notebook>.ipynb`` when there is one, else from the
+    submission itself.
     """
     from nbclient import NotebookClient
 
@@ -111,8 +120,12 @@ def grade_notebook(path: str | Path, timeout: int = 1800,
     points = points_by_name(nb, path)
     notebook = submission_of(path)[1]
     reference = Path(chapters) / f"{notebook}.ipynb" if chapters else None
+    course = nb
     if reference is not None and reference.exists():
-        points.update(points_by_name(nbformat.read(reference, as_version=4), reference))
+        course = nbformat.read(reference, as_version=4)
+        points.update(points_by_name(course, reference))
+    if check_calls(course):
+        return isolated_grades(nb, course, points, checkpoints)
     env = {**os.environ, "COURSE_CHECKS": "strict"}  # the kernel's: a failed check raises
     if checkpoints is not None:
         env["COURSE_CHECKPOINTS"] = str(Path(checkpoints).resolve())
@@ -121,6 +134,20 @@ def grade_notebook(path: str | Path, timeout: int = 1800,
                             resources={"metadata": {"path": str(path.parent.resolve())}})
     client.execute(env=env)
     return read_verdicts(nb, points)
+
+
+def isolated_grades(submission: nbformat.NotebookNode, course: nbformat.NotebookNode,
+                    points: dict[str, int], checkpoints: str | Path | None = None) -> list[Grade]:
+    """Each registered exercise of ``course``, graded in isolation for ``submission``."""
+    from classroom.autograder import grade_submission
+    from utils.exercises import get
+
+    grades = []
+    for found in grade_submission(submission, course, checkpoints=checkpoints):
+        name = get(found.number).name
+        worth = points.get(name, DEFAULT_POINTS)
+        grades.append(Grade(name, worth if found.passed else 0, worth, found.passed, found.diagnosis))
+    return grades
 
 
 def submission_of(path: Path, root: Path | None = None) -> tuple[str, str]:

@@ -55,14 +55,23 @@ def run_nbgrader(course: Path, args: list[str], capture: bool = False) -> subpro
 
 
 def write_checkpoints(course: Path, assignment: str, timeout: int = 1800) -> list[Path]:
-    """Run the assignment's source notebook once, keeping its training runs; return the files."""
+    """Run the assignment's reference once, keeping its training runs; return the files.
+
+    A chapter's reference is its source notebook (solutions included). A lab's source holds its bugs,
+    not their fixes: its reference is ``reference/<assignment>/`` (the lab solved), so that a repaired
+    lab loads the repaired model's training; the source is then run too (errors allowed: its checks
+    fail), so that a lab handed in unfinished loads its runs as well."""
     import nbformat
     from nbclient import NotebookClient
+
+    from classroom.nbgrader_course import REFERENCE
 
     source = Path(course) / "source" / assignment / f"{assignment}.ipynb"
     if not source.is_file():
         raise FileNotFoundError(f"no source notebook {source}: is {assignment!r} an assignment of "
                                 f"{course}?")
+    solved = Path(course) / REFERENCE / assignment / f"{assignment}.ipynb"
+    runs = [(solved, False), (source, True)] if solved.is_file() else [(source, False)]
     target = checkpoint_folder(course, assignment)
     shutil.rmtree(target, ignore_errors=True)
     saved = dict(os.environ)
@@ -70,12 +79,14 @@ def write_checkpoints(course: Path, assignment: str, timeout: int = 1800) -> lis
                        "COURSE_CHECKS": "strict"})
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     try:
-        with tempfile.TemporaryDirectory() as work:
-            nb = nbformat.read(source, as_version=4)
-            start = time.perf_counter()
-            NotebookClient(nb, timeout=timeout, kernel_name="python3",
-                           resources={"metadata": {"path": work}}).execute()
-            print(f"{assignment}: reference run in {time.perf_counter() - start:.0f} s")
+        for notebook, errors_allowed in runs:
+            with tempfile.TemporaryDirectory() as work:
+                nb = nbformat.read(notebook, as_version=4)
+                start = time.perf_counter()
+                NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=errors_allowed,
+                               resources={"metadata": {"path": work}}).execute()
+                print(f"{assignment}: {notebook.parent.parent.name} run in "
+                      f"{time.perf_counter() - start:.0f} s")
     finally:
         os.environ.clear()
         os.environ.update(saved)

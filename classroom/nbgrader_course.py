@@ -18,7 +18,7 @@ from pathlib import Path
 import nbformat
 
 from classroom.edition import answer_prompt, chapter_notebooks, converted_cells
-from classroom.exercises import BEGIN, find_exercises
+from classroom.exercises import BEGIN, find_exercises, is_lab_solution
 from utils.exercises import get
 
 SCHEMA_VERSION = 3
@@ -143,4 +143,13 @@ def write_nbgrader_course(chapters: str | Path, out: str | Path, language: str =
         target.parent.mkdir(parents=True, exist_ok=True)
         nbformat.write(nbgrader_notebook(nb, path), target)
         written.append(target)
+        if any(is_lab_solution(cell) for cell in nb.cells):  # a lab: its source has no fixes
+            solved = out / REFERENCE / path.stem / path.name
+            solved.parent.mkdir(parents=True, exist_ok=True)
+            nbformat.write(nbgrader_notebook(nb, path, lab_solutions=True), solved)
     return written
+
+
+# A lab solved, for the teacher only (outside source/, so nbgrader never releases it): the run that
+# keeps the repaired model's training for grading (``python -m classroom nbgrader checkpoints``).
+REFERENCE = "reference"

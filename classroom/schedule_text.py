@@ -99,6 +99,28 @@ def how_it_is_planned(notebooks: dict[int, Notebook]) -> str:
         f"missed.\n")
 
 
+def held_back_text(weeks: list[Week]) -> str:
+    """When to open the quiz questions that give an exercise away (the bank files them under "after
+    the exercises are due"): a chapter's in the week after it is taught, when its homework is due; the
+    capstone's after its last session."""
+    from classroom.questions import all_questions
+
+    held = sorted({int(q.notebook[:2]) for q in all_questions() if q.spoils})
+    count = sum(1 for q in all_questions() if q.spoils)
+    def chapters(week: Week) -> str:
+        found = [n for n in dict.fromkeys(week.taught) if n in held and n != CAPSTONE]
+        return f"chapter{'s' if len(found) > 1 else ''} {_numbers(found)}" if found else ""
+
+    opened = [f"{chapters(week)} in week {week.number + 1}" for week in weeks[:-1] if chapters(week)]
+    last = [text for text in (chapters(weeks[-1]), f"lab {CAPSTONE}" if CAPSTONE in held else "")
+            if text]
+    if last:
+        opened.append(f"{' and '.join(last)} after the last session")
+    return (f"**Quiz questions held back.** {count} questions of the bank give an exercise away; each "
+            "chapter files them apart, under \"after the exercises are due\". Open a chapter's once its "
+            f"homework is due: {'; '.join(opened)}.")
+
+
 def schedule(chapters: Path, seconds: dict[str, float]) -> str:
     """The generated part of the guide's schedule section: the rules, the times, then the two plans."""
     notebooks = measure_all(chapters, seconds)
@@ -112,5 +134,5 @@ def schedule(chapters: Path, seconds: dict[str, float]) -> str:
                   f"minutes a week ({plan.class_budget} in class, up to {plan.homework_budget} at "
                   f"home).", "", plan_table(plan, weeks, notebooks), "",
                   f"Every week is within the budget of {plan.budget} minutes: from {min(totals)} to "
-                  f"{max(totals)}.", ""]
+                  f"{max(totals)}.", "", held_back_text(weeks), ""]
     return "\n".join(parts)

@@ -66,6 +66,10 @@ print("All tests passed. Score: 100%")
 ''',
 }
 
+# Tampering that leaves a Jupyter kernel unable to answer (ipykernel itself calls isinstance): under
+# nbgrader its feedback run then waits for one cell's timeout (classroom.autograder.FeedbackRun).
+STOPS_THE_KERNEL = ("patched-builtins",)
+
 # An exercise's function that, when the check calls it, patches whatever grader it can reach and
 # prints a pass; it returns nothing useful.
 PATCHING_ANSWER = '''
@@ -108,7 +112,8 @@ def tampering_submissions(release: nbformat.NotebookNode,
     """{student: notebook}: each tampering cell alone, and all of them together; with ``watched`` (a
     file the grader watches), one that rewrites it."""
     out = {f"tamper-{name}": with_cell(release, code) for name, code in TAMPERING.items()}
-    out["tamper-everything"] = with_cell(release, "\n\n".join(TAMPERING.values()))
+    out["tamper-everything"] = with_cell(release, "\n\n".join(
+        code for name, code in TAMPERING.items() if name not in STOPS_THE_KERNEL))
     if watched is not None:
         out["tamper-files"] = with_cell(release, rewrites(watched))
     return out

@@ -140,6 +140,12 @@ def graded_submissions(full: nbformat.NotebookNode, path: Path) -> dict[str, tup
     return out
 
 
+def cell_limit(assignment: str) -> tuple[str, ...]:
+    """Chapter 2's red team holds a kernel that stops answering (red_team.STOPS_THE_KERNEL): there,
+    where no cell takes more than seconds, nbgrader's feedback run waits a minute per cell, not 30."""
+    return ("--Execute.timeout=60",) if RED_TEAM.get(assignment) == "all" else ()
+
+
 def red_team(release: nbformat.NotebookNode, reference: nbformat.NotebookNode, assignment: str,
              watched: Path) -> dict[str, nbformat.NotebookNode]:
     """{student: notebook} of the red team for ``assignment`` (RED_TEAM)."""
@@ -188,15 +194,16 @@ def autograde(course: Path, full: nbformat.NotebookNode, path: Path,
             shutil.copy2(run, folder / run.name)
     if kept:  # every submission in one command, as a teacher grades a class
         start = time.perf_counter()
-        logs = [nbgrader(course, "autograde", assignment, "--force", watched=watched)]
+        logs = [nbgrader(course, "autograde", assignment, "--force", *cell_limit(assignment),
+                         watched=watched)]
         GRADING_SECONDS[assignment] = (time.perf_counter() - start) / len(submissions)
     else:
         logs = [nbgrader(course, "autograde", assignment, "--force", "--student", "reference",
                          write_checkpoints=True)]
         if len(submissions) > 1:
             start = time.perf_counter()
-            logs.append(nbgrader(course, "autograde", assignment, watched=watched))  # the others load
-            # the kept runs
+            logs.append(nbgrader(course, "autograde", assignment, *cell_limit(assignment),
+                                 watched=watched))  # the others load the kept runs
             GRADING_SECONDS[assignment] = (time.perf_counter() - start) / (len(submissions) - 1)
     # a check cell shows its verdict and no value that nbgrader would try to read as a score
     assert not [line for log in logs for line in log.splitlines() if "cannot be converted" in line], (

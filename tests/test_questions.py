@@ -287,12 +287,13 @@ def test_gift_file_parses_back_to_the_bank(tmp_path, language):
     gift = export.gift_bank(language)
     parsed = {q["id"]: q for q in parse_gift(gift)}
     bank = qb.load_bank()
-    assert list(parsed) == [q.id for q in QUESTIONS]
+    assert sorted(parsed) == sorted(q.id for q in QUESTIONS)
     for notebook, questions in bank.items():
         category = f"$course$/top/{export.BANK_NAME[language]}/{export.chapter_title(notebook, language)}"
         for q in questions:
             want, got = rendered(language)[q.id], parsed[q.id]
-            assert got["category"] == category
+            held = f"/{export.AFTER_DUE[language]}" if q.spoils else ""
+            assert got["category"] == category + held
             assert (got["stem"], got["explanation"]) == (want.stem, want.explanation), q.id
             if q.kind == "numeric":
                 assert got["tolerance"] == pytest.approx(want.tolerance)
@@ -363,9 +364,14 @@ def parse_qti(package: bytes) -> list[dict]:
 @pytest.mark.parametrize("language", qb.LANGUAGES)
 def test_qti_packages_carry_the_bank(language):
     for notebook, questions in qb.load_bank().items():
-        items = parse_qti(export.qti_package(export.text2qti_source(notebook, language)))
-        assert [i["id"] for i in items] == [q.id for q in questions]
-        for q, item in zip(questions, items, strict=True):
+        items = []
+        for after in (False, True):
+            if export.held_back(questions, after):
+                items += parse_qti(export.qti_package(export.text2qti_source(notebook, language, after)))
+        assert sorted(i["id"] for i in items) == sorted(q.id for q in questions)
+        by_id = {i["id"]: i for i in items}
+        for q in questions:
+            item = by_id[q.id]
             want = rendered(language)[q.id]
             assert (item["stem"], item["explanation"]) == (want.stem, want.explanation), q.id
             if q.kind == "numeric":
@@ -385,5 +391,24 @@ def test_the_command_writes_moodle_and_canvas_files(tmp_path, capsys):
     assert main(["questions", "--out", str(tmp_path), "--language", "zh_TW"]) == 0
     assert (tmp_path / "zh_TW" / "moodle" / "attention_course.gift").is_file()
     zips = sorted((tmp_path / "zh_TW" / "canvas").glob("*.zip"))
-    assert [z.stem for z in zips] == NOTEBOOKS
+    assert sorted(z.stem for z in zips if not z.stem.endswith("_after_due")) == NOTEBOOKS
+    held = {q.notebook for q in QUESTIONS if q.spoils}
+    assert sorted(z.stem.removesuffix("_after_due") for z in zips if z.stem.endswith("_after_due")) == \
+        sorted(held)
     assert "Wrote" in capsys.readouterr().out
+
+
+def test_the_questions_that_give_an_exercise_away_are_held_back():
+    """A question drawn from an exercise (its source names it), and any that names one of lab 10's
+    planted bugs, is marked: the exports file it under "after the exercises are due"."""
+    from utils.checks import MISTAKES
+    from utils.exercises.ch10 import PLANTED
+
+    by_id = {q.id: q for q in QUESTIONS}
+    assert by_id["ch02-additive-ceiling"].spoils == ("2.4",)  # the ceiling's formula
+    planted = {key for key, text in MISTAKES.items() if text in PLANTED.values()}
+    for q in QUESTIONS:
+        names_a_bug = any(o.mistake.removeprefix("MISTAKES.") in planted for o in q.options)
+        if q.notebook.startswith("10_") and (names_a_bug or q.source.startswith("What the hunt")):
+            assert q.spoils, f"{q.id} names a planted bug of lab 10 but is not held back"
+    assert set(PLANTED) <= {n for q in QUESTIONS for n in q.spoils}

@@ -69,10 +69,22 @@ class Question:
     tolerance: float = 0.0
     compute: str = ""
     params: dict[str, Any] = field(default_factory=dict)
+    spoils: tuple[str, ...] = ()  # the exercises it gives away: open it only once they are due
 
     @property
     def chapter(self) -> int:
         return int(self.notebook[:2])
+
+
+EXERCISE_IN_SOURCE = re.compile(r"\bExercise (\d+\.\d+)")
+
+
+def spoiled(entry: dict, source: str) -> tuple[str, ...]:
+    """The exercises a question gives away: those its ``source`` names ("Exercise 2.4": a question
+    drawn from an exercise asks what the exercise asks), and those its ``spoils`` key adds (a lab's
+    question that names a planted bug)."""
+    found = EXERCISE_IN_SOURCE.findall(source) + [str(n) for n in entry.get("spoils", [])]
+    return tuple(dict.fromkeys(found))
 
 
 @dataclass(frozen=True)
@@ -136,7 +148,7 @@ def load_chapter(path: Path) -> list[Question]:
     for entry in data["questions"]:
         where = f"{path.name}: {entry.get('id', '?')}"
         allowed = {"id", "kind", "source", "stem", "explanation", "options", "answer", "tolerance",
-                   "compute", "params"}
+                   "compute", "params", "spoils"}
         if set(entry) - allowed:
             raise ValueError(f"{where}: unknown keys {sorted(set(entry) - allowed)}")
         kind = entry.get("kind")
@@ -152,7 +164,8 @@ def load_chapter(path: Path) -> list[Question]:
             stem=_texts(entry.get("stem"), where), explanation=_texts(entry.get("explanation"), where),
             options=options, answer=str(entry.get("answer", "")),
             tolerance=float(entry.get("tolerance", 0.0)), compute=str(entry.get("compute", "")),
-            params=dict(entry.get("params") or {})))
+            params=dict(entry.get("params") or {}),
+            spoils=spoiled(entry, str(entry.get("source", "")))))
     return questions
 
 
