@@ -15,9 +15,10 @@ appended there as one JSON line and a miss is reported instead of raised: that i
 
 Two modes. While a student works through a notebook (the default), a check that fails *prints* its
 verdict and returns False, so Run All still reaches the end of the chapter: an unfinished exercise
-prints one line, a wrong answer prints what is wrong and the hint. Under grading (nbgrader sets
-``$NBGRADER_EXECUTION``), with ``$COURSE_CHECKS=strict``, or inside ``strict_checks()``, a failed check
-raises ``CheckFailed`` instead, so the exercise counts as failed.
+prints one line, a wrong answer prints what is wrong and the hint. With ``$COURSE_CHECKS=strict`` (or
+inside ``strict_checks()``, or nbgrader's run) a failed check raises ``CheckFailed`` instead. Either way
+this is feedback: a grade is computed outside the student's kernel (``classroom.autograder``), which
+calls the same checks with the student's function running in a sandbox.
 
 A check also recognises the typical mistakes: ``mistakes={"the scores not scaled by sqrt(d_k)":
 fn, ...}`` maps a description to a function that makes that mistake; an answer that matches one of them
@@ -28,15 +29,30 @@ course's wording for the mistakes that recur from chapter to chapter.
 from __future__ import annotations
 
 import copy
-import os
-import sys
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import torch
 
-from utils.language import HINT, say
+from utils.check_errors import (  # noqa: F401 - the course's names for them are utils.checks'
+    CheckFailed,
+    NotDoneYet,
+    _describe,
+    _fail,
+    report,
+    strict,
+    strict_checks,
+)
+from utils.language import say
+from utils.refusals import (  # noqa: F401 - the course's names for them are utils.checks'
+    _ALSO_FORBIDDEN,
+    _FORBIDDEN_FILES,
+    _files_refused,
+    _forbid,
+    also_forbidden,
+    call_answer,
+    run_refusing,
+)
 
 # The course's one wording for the mistakes that recur across chapters; a check's ``mistakes=`` uses
 # these keys' values as its descriptions, so every chapter names a mistake the same way.
@@ -51,120 +67,6 @@ MISTAKES = {
     "missing_residual": "a missing residual connection (the sublayer's input is not added back)",
     "heads_order": "heads split in the wrong order (view as (B, T, H, D), then move H before T)",
 }
-
-
-class CheckFailed(AssertionError):
-    """Raised by a check when an exercise answer is wrong or missing; the message holds the hint.
-
-    In Jupyter (and so in nbgrader's feedback) it shows as its message alone, the diagnosis first:
-    IPython renders an exception with ``_render_traceback_`` by those lines instead of a traceback
-    through the course's package.
-    """
-
-    def _render_traceback_(self) -> list[str]:
-        lines = str(self).splitlines() or [type(self).__name__]
-        return [f"{type(self).__name__}: {lines[0]}", *lines[1:]]
-
-
-class NotDoneYet(CheckFailed):
-    """A ``CheckFailed`` for an exercise whose function is still the stub that raises."""
-
-
-_STRICT_DEPTH = 0
-
-
-def strict() -> bool:
-    """True when a failed check must raise: grading, ``$COURSE_CHECKS=strict``, ``strict_checks()``."""
-    return (_STRICT_DEPTH > 0 or bool(os.environ.get("NBGRADER_EXECUTION"))
-            or os.environ.get("COURSE_CHECKS", "").strip().lower() == "strict")
-
-
-@contextmanager
-def strict_checks() -> Iterator[None]:
-    """Within this block every failed check raises ``CheckFailed`` (tests and graders use it)."""
-    global _STRICT_DEPTH
-    _STRICT_DEPTH += 1
-    try:
-        yield
-    finally:
-        _STRICT_DEPTH -= 1
-
-
-_ALSO_FORBIDDEN: list[tuple[Any, str, str]] = []  # (owner, attribute, why), see also_forbidden
-_FORBIDDEN_FILES: list[tuple[str, str]] = []  # (source file, why): no function of it may run
-
-
-@contextmanager
-def also_forbidden(pairs: Sequence[tuple[Any, str]], reason: str,
-                   files: Sequence[str] = ()) -> Iterator[None]:
-    """Within this block, every check also refuses ``owner.attribute`` for each pair while the
-    learner's code runs, and any function defined in one of ``files``, however the learner reached it
-    (a name, a copy captured earlier, a closure): ``utils.exercises`` refuses a chapter's own reference
-    code this way."""
-    added = [(owner, attribute, reason) for owner, attribute in pairs]
-    _ALSO_FORBIDDEN.extend(added)
-    _FORBIDDEN_FILES.extend((str(f), reason) for f in files)
-    try:
-        yield
-    finally:
-        del _ALSO_FORBIDDEN[len(_ALSO_FORBIDDEN) - len(added):]
-        del _FORBIDDEN_FILES[len(_FORBIDDEN_FILES) - len(files):]
-
-
-@contextmanager
-def _files_refused(name: str) -> Iterator[None]:
-    """While the learner's code runs, a call of any function defined in a forbidden file raises
-    ``CheckFailed`` (a profile hook sees every Python call, whatever name or object it came through)."""
-    if not _FORBIDDEN_FILES:
-        yield
-        return
-    files = dict(_FORBIDDEN_FILES)
-    # A check may wrap the learner's function in one of its own (a prediction's form check): code of a
-    # forbidden file may run when called from this module or from such a file, never from the
-    # learner's code or a library it called.
-    trusted = {*files, __file__}
-
-    previous = sys.getprofile()
-
-    def hook(frame: Any, event: str, arg: Any) -> None:
-        if previous is not None:  # a record of the answer's operations (utils.routes) goes on
-            previous(frame, event, arg)
-        caller = frame.f_back.f_code.co_filename if frame.f_back is not None else ""
-        if event == "call" and frame.f_code.co_filename in files and caller not in trusted:
-            raise CheckFailed(say("{name}: your code runs {function} from {file}, which a check refuses "
-                                  "({why})", name=name, function=frame.f_code.co_name,
-                                  file=frame.f_code.co_filename.rsplit('/', 1)[-1],
-                                  why=files[frame.f_code.co_filename]))
-
-    sys.setprofile(hook)
-    try:
-        yield
-    finally:
-        sys.setprofile(previous)
-
-
-def report(err: CheckFailed) -> bool:
-    """Raise ``err`` in strict mode; otherwise print it for the student and return False."""
-    if strict():
-        raise err.with_traceback(None)
-    if isinstance(err, NotDoneYet):
-        print(str(err).splitlines()[0])
-    else:
-        print(say("NOT YET  {err}", err=err))
-    return False
-
-
-def _fail(name: str, problem: str, hint: str | None, kind: type[CheckFailed] = CheckFailed) -> None:
-    message = say("{name}: {problem}", name=name, problem=problem)
-    if hint:
-        message += say(HINT, hint=hint)
-    raise kind(message)
-
-
-def _describe(x: Any) -> str:
-    if isinstance(x, torch.Tensor):
-        return say("tensor of shape {shape} and dtype {dtype}", shape=tuple(x.shape), dtype=x.dtype)
-    return f"{type(x).__name__} {x!r}"[:200]
 
 
 def _compare(got: Any, want: Any, name: str, hint: str | None, atol: float, rtol: float) -> None:
@@ -232,43 +134,6 @@ def check_value(
         return None
     print(say("{name}: correct.", name=name))
     return None
-
-
-@contextmanager
-def _forbid(forbidden: Sequence[tuple[Any, str]], name: str,
-            namespace: dict[str, Any] | None = None) -> Iterator[None]:
-    """Temporarily replace each ``owner.attribute`` by a function that fails with a clear message.
-
-    Names bound to the same object in ``namespace`` (the globals of the student's function, where a
-    ``from module import name`` lands) are replaced too.
-    """
-    saved: list[tuple[Any, str, Any]] = []
-    saved_names: list[tuple[str, Any]] = []
-    pairs = [(owner, attribute, None) for owner, attribute in forbidden] + list(_ALSO_FORBIDDEN)
-    for owner, attribute, why in pairs:
-        label = f"{getattr(owner, '__name__', type(owner).__name__)}.{attribute}"
-        message = (say("{name}: your code calls {label}, which a check refuses ({why})", name=name,
-                       label=label, why=why) if why else
-                   say("{name}: this exercise asks you to write it without {label}; build it from simpler "
-                       "operations", name=name, label=label))
-
-        def refuse(*_args: Any, _message: str = message, **_kwargs: Any) -> Any:
-            raise CheckFailed(_message)
-
-        original = getattr(owner, attribute)
-        saved.append((owner, attribute, original))
-        setattr(owner, attribute, refuse)
-        for key, value in list((namespace or {}).items()):
-            if value is original:
-                saved_names.append((key, value))
-                namespace[key] = refuse  # type: ignore[index]
-    try:
-        yield
-    finally:
-        for owner, attribute, original in reversed(saved):
-            setattr(owner, attribute, original)
-        for key, value in saved_names:
-            namespace[key] = value  # type: ignore[index]
 
 
 def _same(a: Any, b: Any, atol: float, rtol: float) -> bool:
@@ -418,100 +283,6 @@ def _made_by(make_mistake: Callable[..., Any], args: tuple) -> Any:
         return make_mistake(*args)
     except Exception:  # noqa: BLE001 - a mistake that cannot run on this input
         return object()
-
-
-def call_answer(fn: Callable[..., Any], args: Sequence[Any], name: str, hint: str | None,
-                forbidden: Sequence[tuple[Any, str]] = (), where: str = "",
-                exponentials: Callable[..., int] | None = None) -> Any:
-    """Call the learner's ``fn(*args)`` with the forbidden routes refused (and, within
-    ``utils.exercises.check``, the exercise's own reference code); a stub is "not done yet".
-
-    A route is refused by its name (the function is replaced while ``fn`` runs), by the operators it
-    runs and by its code however it was reached (``utils.routes``); ``exponentials(*args)``, when
-    given, is the most numbers the answer may put through an exponential (a numerical derivative
-    exponentiates the input again for each direction it shifts). An answer that runs in a grader's
-    sandbox (``classroom.isolated``) is called there, with the same refusals."""
-    if not callable(fn):
-        _fail(name, say("expected your function here, got a {got}", got=_describe(fn)), hint)
-    remote = getattr(type(fn), "course_remote_call", None)
-    if remote is not None:
-        return remote(fn, args, name=name, hint=hint, forbidden=forbidden, where=where,
-                      exponentials=exponentials)
-    return run_refusing(fn, args, name, hint, forbidden, where, exponentials)
-
-
-def _code_of(value: Any) -> list[Any]:
-    """The Python code objects a refused route runs: a function's, a class's own methods'."""
-    value = getattr(value, "__wrapped__", value)
-    if isinstance(value, type):
-        return [c for v in vars(value).values() for c in _code_of(v) if isinstance(v, Callable)]
-    code = getattr(getattr(value, "__func__", value), "__code__", None)
-    return [code] if code is not None else []
-
-
-def run_refusing(fn: Callable[..., Any], args: Sequence[Any], name: str, hint: str | None,
-                 forbidden: Sequence[tuple[Any, str]] = (), where: str = "",
-                 exponentials: Callable[..., int] | None = None) -> Any:
-    """``call_answer`` in this process."""
-    from utils.routes import OPERATORS, recording, route_label
-
-    pairs = [*forbidden, *((owner, attribute) for owner, attribute, _ in _ALSO_FORBIDDEN)]
-    labels = [route_label(owner, attribute) for owner, attribute in forbidden]
-    watched = {code: route_label(owner, attribute) for owner, attribute in pairs
-               for code in _code_of(getattr(owner, attribute, None))}
-    record_them = bool(watched) or exponentials is not None or any(lab in OPERATORS for lab in labels)
-    stub, record = False, None
-    try:
-        with _forbid(forbidden, name, getattr(fn, "__globals__", None)), _files_refused(name):
-            if record_them:
-                with recording(watched) as record:
-                    got = fn(*args)
-            else:
-                got = fn(*args)
-    except NotImplementedError:
-        stub = True
-    except CheckFailed:
-        raise
-    except Exception as err:  # noqa: BLE001 - a student's code may raise anything
-        _fail(name, say("your function raised {kind}: {err}{where}", kind=type(err).__name__, err=err,
-                        where=where), hint)
-    if stub:  # reported here, outside the handler, so no stub traceback is chained to it
-        _fail(name, say("not implemented yet: write your code in place of the `raise "
-                        "NotImplementedError` line in the exercise cell, run that cell, then this one"),
-              hint, NotDoneYet)
-    if record is not None:
-        _refuse_recorded(record, labels, name, exponentials, args)
-    return got
-
-
-def _refuse_recorded(record: Any, labels: Sequence[str], name: str,
-                     exponentials: Callable[..., int] | None, args: Sequence[Any]) -> None:
-    """A ``CheckFailed`` when the record shows a refused route, or was switched off."""
-    from utils.routes import AUTOGRAD, refusal
-
-    if not record.complete:
-        raise CheckFailed(say("{name}: your code switched off the check's record of the operations it "
-                              "runs; a check cannot accept an answer it cannot see", name=name))
-    if record.called:
-        raise CheckFailed(say("{name}: your code runs {label}, which this exercise asks you to do "
-                              "without (it was reached through another name or a copy, and still "
-                              "counts)", name=name, label=record.called[0]))
-    found = refusal(record, labels)
-    if found is not None and found[0] == AUTOGRAD:
-        raise CheckFailed(say("{name}: your code differentiates automatically (PyTorch entered {how}), "
-                              "which this exercise asks you to do without, in every mode of autograd: "
-                              "derive it by hand", name=name, how=found[1]))
-    if found is not None:
-        raise CheckFailed(say("{name}: your code runs {label} (PyTorch ran the operator {how}), which "
-                              "this exercise asks you to do without, whatever name reaches it; build it "
-                              "from simpler operations", name=name, label=found[0], how=found[1]))
-    if exponentials is not None and record.exponentiated > exponentials(*args):
-        raise CheckFailed(say("{name}: your code puts {count} numbers through an exponential (exp, "
-                              "softmax) where the formula needs at most {most}: that is the function "
-                              "evaluated again at shifted inputs, a numerical derivative, which this "
-                              "exercise asks you to do without; compute the softmax once and build "
-                              "the derivative from it", name=name, count=record.exponentiated,
-                              most=exponentials(*args)))
 
 
 def _form_of(value: Any, form: type | tuple) -> bool:
