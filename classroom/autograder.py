@@ -274,7 +274,12 @@ class FeedbackRun(Execute):
         self._deadline = time.monotonic() + self.total_seconds
         self._stopped = False
         self._cell_timeout = self.timeout
-        return super().preprocess(nb, resources, km)
+        try:
+            return super().preprocess(nb, resources, km)
+        except Exception as err:  # noqa: BLE001 - a kernel the student's code broke: grading goes on
+            self.log.warning("the feedback run stopped (%s: %s); the grade does not depend on it",
+                             type(err).__name__, str(err)[:200])
+            return nb, resources
 
     def preprocess_cell(self, cell, resources, index):  # noqa: D401 - nbconvert's interface
         import time
