@@ -70,8 +70,10 @@ _NBGRADER = {
 Written by {generator} next to the student edition.
 Every chapter is an assignment named after its notebook (`04_self_attention`). Each exercise's check
 cell is an autograded test cell worth 1, 2 or 3 points (Easy, Medium, Hard); its grade id is `ex-4-2`
-for Exercise 4.2. Exercise texts and checks are locked. Under nbgrader the checks run strict (nbgrader
-sets `NBGRADER_EXECUTION`): a wrong or missing answer raises, so the exercise scores 0.
+for Exercise 4.2. Exercise texts and checks are locked. The grade does not come from the student's
+kernel: `nbgrader_config.py` adds the course's grader after nbgrader's run of the notebook, which runs
+the submission's code in a sandbox and the checks in the grader's process, and writes each test cell's
+verdict (the instructor guide: "Where a grade comes from"). A wrong or missing answer scores 0.
 
 Every open question of an exercise is a read-only prompt followed by an answer cell graded by hand
 (formgrader's "Manual grading"); the instructor guide gives each one's rubric. Each check cell also
@@ -79,7 +81,8 @@ runs hidden tests (other inputs), which the release does not show.
 
 Run nbgrader through the course's wrapper, from the repository root: it puts nbgrader's `alembic` on
 `PATH`, gives each notebook one CPU thread, and lets `autograde` load the reference run's trained
-models (kept once by `checkpoints`) instead of training them for every submission:
+models (kept once by `checkpoints`; for a lab, from the lab solved in `reference/`, which nbgrader never
+releases) instead of training them for every submission:
 
     {nbgrader} generate_assignment 04_self_attention  # -> release/ (hand it out)
     # collect the students' notebooks into submitted/<student>/04_self_attention/04_self_attention.ipynb
@@ -92,8 +95,8 @@ models (kept once by `checkpoints`) instead of training them for every submissio
 This folder is `{course}` in the repository{course_note}.
 
 `nbgrader formgrade` (in JupyterLab with the nbgrader extension) shows each exercise's score.
-Without nbgrader, `{grade} submitted --csv grades.csv` (from the repository) runs the
-same submissions and prints each exercise's points with the check's diagnosis, e.g. "this looks like a
+Without nbgrader, `{grade} submitted --csv grades.csv` (from the repository) grades the
+same submissions in the same way and prints each exercise's points with the check's diagnosis, e.g. "this looks like a
 causal mask off by one".
 """,
     "zh_CN": """# 以 nbgrader 课程形式组织的本课程
@@ -101,15 +104,17 @@ causal mask off by one".
 本文件夹由 {generator} 与学生版一同生成。
 每一章是一份作业，以笔记本的名字命名（`04_self_attention`）。每个练习的检查单元格都是自动评分的测试单元格，
 按难度（简单、中等、困难）分别计 1、2、3 分；练习 4.2 的 grade id 是 `ex-4-2`。练习的题面和检查都已锁定。
-在 nbgrader 下，检查以严格模式运行（nbgrader 会设置 `NBGRADER_EXECUTION`）：答案错误或没有作答都会抛出异常，
-该练习记 0 分。
+成绩并不取自学生的内核：`nbgrader_config.py` 在 nbgrader 运行笔记本之后加入了课程自己的评分器，它在沙箱里
+运行提交的代码，在评分器自己的进程里运行检查，再把判定写进每个测试单元格（见教师指南“成绩从哪里来”）。
+答案错误或没有作答，该练习记 0 分。
 
 练习里的每个开放问题都是一个只读的题目单元格，后面跟着一个由老师人工评分的作答单元格（formgrader 的
 “Manual grading”）；教师指南给出了每个问题的评分标准。每个检查单元格还会运行隐藏测试（换一批输入），
 发给学生的版本里看不到它们。
 
 请在仓库根目录下，用课程自带的包装命令运行 nbgrader：它把 nbgrader 的 `alembic` 加进 `PATH`，让每个笔记本
-只用一个 CPU 线程，并让 `autograde` 加载参考运行保存下来的已训练模型（由 `checkpoints` 保存一次），
+只用一个 CPU 线程，并让 `autograde` 加载参考运行保存下来的已训练模型（由 `checkpoints` 保存一次；实验课的参考运行来自
+`reference/` 中已修好的版本，nbgrader 从不发布这个文件夹），
 不必为每份提交重新训练：
 
     {nbgrader} generate_assignment 04_self_attention  # -> release/（发给学生）
@@ -124,22 +129,24 @@ causal mask off by one".
 
 `nbgrader formgrade`（在装有 nbgrader 扩展的 JupyterLab 中）会显示每个练习的得分。
 不用 nbgrader 时，在仓库根目录运行 `{grade} submitted --csv grades.csv`，
-这条命令运行同样的提交，并打印每个练习的得分和检查给出的诊断，例如“这看起来是这种错误：差一位的因果掩码”。
+这条命令以同样的方式评分同样的提交，并打印每个练习的得分和检查给出的诊断，例如“这看起来是这种错误：差一位的因果掩码”。
 """,
     "zh_TW": """# 以 nbgrader 課程形式整理的本課程
 
 本資料夾由 {generator} 與學生版一同產生。
 每一章是一份作業，以筆記本的名稱命名（`04_self_attention`）。每個練習的檢查儲存格都是自動評分的測試儲存格，
 依難度（簡單、中等、困難）分別計 1、2、3 分；練習 4.2 的 grade id 是 `ex-4-2`。練習的題目和檢查都已鎖定。
-在 nbgrader 下，檢查以嚴格模式執行（nbgrader 會設定 `NBGRADER_EXECUTION`）：答案錯誤或沒有作答都會拋出例外，
-該練習記 0 分。
+成績並不取自學生的核心：`nbgrader_config.py` 在 nbgrader 執行筆記本之後加入了課程自己的評分器，它在沙箱裡
+執行繳交的程式碼，在評分器自己的行程裡執行檢查，再把判定寫進每個測試儲存格（見教師指南「成績從哪裡來」）。
+答案錯誤或沒有作答，該練習記 0 分。
 
 練習裡的每個開放式問題都是一個唯讀的題目儲存格，後面接著一個由老師人工評分的作答儲存格（formgrader 的
 「Manual grading」）；教師指南列出了每個問題的評分標準。每個檢查儲存格也會執行隱藏測試（換一批輸入），
 發給學生的版本裡看不到這些測試。
 
 請在儲存庫根目錄下，透過課程附帶的包裝指令執行 nbgrader：它把 nbgrader 的 `alembic` 加進 `PATH`，讓每個
-筆記本只用一個 CPU 執行緒，並讓 `autograde` 載入參考執行所保存的已訓練模型（由 `checkpoints` 保存一次），
+筆記本只用一個 CPU 執行緒，並讓 `autograde` 載入參考執行所保存的已訓練模型（由 `checkpoints` 保存一次；實驗課的參考執行來自
+`reference/` 中已修好的版本，nbgrader 從不發布這個資料夾），
 不必為每份繳交的作業重新訓練：
 
     {nbgrader} generate_assignment 04_self_attention  # -> release/（發給學生）
@@ -154,7 +161,7 @@ causal mask off by one".
 
 `nbgrader formgrade`（在安裝了 nbgrader 擴充功能的 JupyterLab 中）會顯示每個練習的得分。
 不使用 nbgrader 時，在儲存庫根目錄執行 `{grade} submitted --csv grades.csv`，
-這個指令會執行同樣的作業，並印出每個練習的得分與檢查給出的診斷，例如「這看起來是這種錯誤：差一位的因果遮罩」。
+這個指令會以同樣的方式評分同樣的作業，並印出每個練習的得分與檢查給出的診斷，例如「這看起來是這種錯誤：差一位的因果遮罩」。
 """,
 }
 

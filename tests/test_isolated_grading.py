@@ -215,3 +215,40 @@ def test_a_mistake_is_named_only_when_the_answer_equals_it_on_every_input():
     exec(padded, namespace)
     with pytest.raises(CheckFailed, match="padding entries counted in the sum"):
         verdict("8.4", namespace["best"])
+
+
+def test_a_labs_checkpoints_come_from_the_lab_solved_then_as_handed_out(tmp_path, monkeypatch):
+    """``python -m classroom nbgrader checkpoints`` on a lab: the reference (fixes in, never in
+    source/) runs with its checks strict, then the source as handed out with errors allowed (its checks
+    fail), so that a repaired lab and an unfinished one both find kept runs; a chapter runs its source
+    alone."""
+    import nbclient
+
+    from classroom import hub
+    from classroom.nbgrader_course import REFERENCE, write_nbgrader_course
+
+    chapters = tmp_path / "chapters"
+    chapters.mkdir()
+    for name in ("02_soft_lookup.ipynb", "10_lab_find_the_bug.ipynb"):
+        (chapters / name).write_bytes((REPO / "chapters" / name).read_bytes())
+    course = tmp_path / "course"
+    write_nbgrader_course(chapters, course)
+    assert (course / REFERENCE / "10_lab_find_the_bug" / "10_lab_find_the_bug.ipynb").is_file()
+    assert not (course / REFERENCE / "02_soft_lookup").exists()
+    solved = nbformat.read(course / REFERENCE / "10_lab_find_the_bug" / "10_lab_find_the_bug.ipynb",
+                           as_version=4)
+    assert any("lab-solution" in c.metadata.get("tags", []) for c in solved.cells)
+    runs = []
+
+    class Client:
+        def __init__(self, nb, allow_errors=False, **_kwargs):
+            self.nb, self.allow_errors = nb, allow_errors
+
+        def execute(self):
+            fixed = any("lab-solution" in c.metadata.get("tags", []) for c in self.nb.cells)
+            runs.append(("solved" if fixed else "as handed out", self.allow_errors))
+
+    monkeypatch.setattr(nbclient, "NotebookClient", Client)
+    hub.write_checkpoints(course, "10_lab_find_the_bug")
+    hub.write_checkpoints(course, "02_soft_lookup")
+    assert runs == [("solved", False), ("as handed out", True), ("as handed out", False)]
