@@ -4,10 +4,9 @@
 checks in this process (``classroom.isolated``; the spec from ``classroom.check_calls``) and returns one
 ``Verdict`` per auto-checked exercise. Both graders use it:
 
-- ``nbgrader autograde``: ``IsolatedGrading``, a preprocessor that the course's ``nbgrader_config.py``
-  puts right after nbgrader's ``Execute``. nbgrader still runs the notebook in a kernel, so the student
-  gets every output as feedback; then each autograder test cell's outputs are replaced by the isolated
-  verdict (an error when the exercise fails, a line saying so when it passes), which is what nbgrader's
+- ``nbgrader autograde``: the preprocessors of ``classroom.nbgrader_grading``, which the course's
+  ``nbgrader_config.py`` installs around nbgrader's run of the notebook (the student's feedback): each
+  autograder test cell's outputs are replaced by the isolated verdict, which is what nbgrader's
   ``SaveAutoGrades`` scores. Nothing the kernel printed or raised reaches a score.
 - ``python -m classroom grade``: ``classroom.grading`` calls ``grade_submission`` directly.
 """
@@ -215,92 +214,3 @@ def _grade_calls(submission: nbformat.NotebookNode, calls: list[CheckCall],
         if sandbox is not None:
             sandbox.close()
     return verdicts
-
-
-try:  # nbgrader's preprocessor base (nbconvert); the course works without nbgrader installed
-    from nbconvert.preprocessors import Preprocessor
-except ImportError:  # pragma: no cover
-    Preprocessor = object  # type: ignore[assignment,misc]
-
-
-class IsolatedGrading(Preprocessor):
-    """nbgrader's autograde step: every autograder test cell gets the isolated verdict as its output.
-
-    Runs after ``Execute``: reads the executed notebook's cells (their sources are the submission's,
-    the test cells nbgrader's own, restored from the source by ``OverwriteCells``), grades them with
-    ``grade_submission`` and writes, into each test cell of a registered exercise, an error output when
-    the exercise failed (nbgrader scores it 0) and one line when it passed (full points). The kernel's
-    outputs of those cells are dropped: they are feedback the student's code could have written.
-    """
-
-    def preprocess(self, nb, resources):  # noqa: D401 - nbconvert's interface
-        import os
-
-        checkpoints = os.environ.get("COURSE_CHECKPOINTS") or None
-        tests = {i: c for i, c in enumerate(nb.cells) if c.cell_type == "code"
-                 and c.metadata.get("nbgrader", {}).get("grade") and not c.metadata["nbgrader"].get(
-                     "solution")}
-        course = nbformat.v4.new_notebook(cells=[nb.cells[i] for i in sorted(tests)])
-        verdicts = {v.number: v for v in grade_submission(nb, course, checkpoints=checkpoints)}
-        for call in check_calls(course):
-            found = verdicts.get(call.number)
-            index = sorted(tests)[call.cell]
-            nb.cells[index].outputs = [_output(call.number, found)]
-        return nb, resources
-
-
-try:
-    from nbgrader.preprocessors import Execute
-    from traitlets import Integer
-except ImportError:  # pragma: no cover
-    Execute = object  # type: ignore[assignment,misc]
-
-    def Integer(*_args, **_kwargs):  # type: ignore[no-redef]  # noqa: N802
-        return 0
-
-
-class FeedbackRun(Execute):
-    """nbgrader's run of the submission in a kernel, kept for the student's feedback (every cell's
-    outputs) and bounded: the grade does not come from it (``IsolatedGrading`` does), so a kernel that
-    a student's cell broke (a patched built-in can leave it unable to answer) costs one cell's timeout,
-    and the whole run at most ``total_seconds``: after a cell times out, or past the budget, the
-    remaining cells are not run."""
-
-    total_seconds = Integer(1800, help="the whole feedback run's time budget").tag(config=True)
-
-    def preprocess(self, nb, resources=None, km=None):  # noqa: D401 - nbconvert's interface
-        import time
-
-        self._deadline = time.monotonic() + self.total_seconds
-        self._stopped = False
-        self._cell_timeout = self.timeout
-        try:
-            return super().preprocess(nb, resources, km)
-        except Exception as err:  # noqa: BLE001 - a kernel the student's code broke: grading goes on
-            self.log.warning("the feedback run stopped (%s: %s); the grade does not depend on it",
-                             type(err).__name__, str(err)[:200])
-            return nb, resources
-
-    def preprocess_cell(self, cell, resources, index):  # noqa: D401 - nbconvert's interface
-        import time
-
-        left = self._deadline - time.monotonic()
-        if self._stopped or left <= 0:
-            self._stopped = True
-            return cell, resources
-        if cell.cell_type == "code" and self._cell_timeout:
-            self.timeout = max(1, int(min(self._cell_timeout, left)))
-        cell, resources = super().preprocess_cell(cell, resources, index)
-        if any(out.get("ename") == "CellTimeoutError" for out in cell.get("outputs", [])):
-            self._stopped = True  # the kernel is stuck, or the budget is spent: grading goes on
-        return cell, resources
-
-
-def _output(number: str, found: Verdict | None) -> nbformat.NotebookNode:
-    if found is not None and found.passed:
-        return nbformat.v4.new_output("stream", name="stdout", text=found.printed + (
-            f"Exercise {number}: correct (graded outside your kernel).\n"))
-    message = found.message if found is not None else f"Exercise {number}: not graded"
-    lines = message.splitlines() or ["failed"]
-    return nbformat.v4.new_output("error", ename="CheckFailed", evalue=message,
-                                  traceback=[f"CheckFailed: {lines[0]}", *lines[1:]])

@@ -96,8 +96,8 @@ This folder is `{course}` in the repository{course_note}.
 
 `nbgrader formgrade` (in JupyterLab with the nbgrader extension) shows each exercise's score.
 Without nbgrader, `{grade} submitted --csv grades.csv` (from the repository) grades the
-same submissions in the same way and prints each exercise's points with the check's diagnosis, e.g. "this looks like a
-causal mask off by one".
+same submissions in the same way and prints each exercise's points with the check's diagnosis, e.g.
+"this looks like a causal mask off by one".
 """,
     "zh_CN": """# 以 nbgrader 课程形式组织的本课程
 
@@ -113,8 +113,8 @@ causal mask off by one".
 发给学生的版本里看不到它们。
 
 请在仓库根目录下，用课程自带的包装命令运行 nbgrader：它把 nbgrader 的 `alembic` 加进 `PATH`，让每个笔记本
-只用一个 CPU 线程，并让 `autograde` 加载参考运行保存下来的已训练模型（由 `checkpoints` 保存一次；实验课的参考运行来自
-`reference/` 中已修好的版本，nbgrader 从不发布这个文件夹），
+只用一个 CPU 线程，并让 `autograde` 加载参考运行保存下来的已训练模型（由 `checkpoints` 保存一次；
+实验课的参考运行来自 `reference/` 中已修好的版本，nbgrader 从不发布这个文件夹），
 不必为每份提交重新训练：
 
     {nbgrader} generate_assignment 04_self_attention  # -> release/（发给学生）
@@ -145,8 +145,8 @@ causal mask off by one".
 發給學生的版本裡看不到這些測試。
 
 請在儲存庫根目錄下，透過課程附帶的包裝指令執行 nbgrader：它把 nbgrader 的 `alembic` 加進 `PATH`，讓每個
-筆記本只用一個 CPU 執行緒，並讓 `autograde` 載入參考執行所保存的已訓練模型（由 `checkpoints` 保存一次；實驗課的參考執行來自
-`reference/` 中已修好的版本，nbgrader 從不發布這個資料夾），
+筆記本只用一個 CPU 執行緒，並讓 `autograde` 載入參考執行所保存的已訓練模型（由 `checkpoints` 保存一次；
+實驗課的參考執行來自 `reference/` 中已修好的版本，nbgrader 從不發布這個資料夾），
 不必為每份繳交的作業重新訓練：
 
     {nbgrader} generate_assignment 04_self_attention  # -> release/（發給學生）
