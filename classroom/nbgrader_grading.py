@@ -20,17 +20,21 @@ from classroom.check_calls import check_calls
 
 try:  # nbgrader's preprocessor base (nbconvert); the course works without nbgrader installed
     from nbconvert.preprocessors import Preprocessor
-    from traitlets import Unicode
+    from traitlets import Bool, Unicode
 except ImportError:  # pragma: no cover
     Preprocessor = object  # type: ignore[assignment,misc]
 
     def Unicode(*_args, **_kwargs):  # type: ignore[no-redef]  # noqa: N802
         return ""
 
+    def Bool(*_args, **_kwargs):  # type: ignore[no-redef]  # noqa: N802
+        return True
+
 _STARTED = "course_isolated_grading"  # where StartIsolatedGrading leaves its grading in resources
 
 
 class _Nbgrader(Preprocessor):
+    enabled = Bool(True, help="nbconvert runs a preprocessor only when it is enabled").tag(config=True)
     course_root = Unicode("", help="the nbgrader course folder (its source/ holds the teacher's "
                                    "notebooks); the working folder when empty").tag(config=True)
 

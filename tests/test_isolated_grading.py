@@ -252,3 +252,32 @@ def test_a_labs_checkpoints_come_from_the_lab_solved_then_as_handed_out(tmp_path
     hub.write_checkpoints(course, "10_lab_find_the_bug")
     hub.write_checkpoints(course, "02_soft_lookup")
     assert runs == [("solved", False), ("as handed out", True), ("as handed out", False)]
+
+
+def test_nbgraders_step_replaces_what_the_kernel_printed_with_the_isolated_verdict(chapter2, tmp_path):
+    """IsolatedGrading as nbgrader calls it (``preprocessor(nb, resources)``): a release whose kernel
+    printed "correct" under every test cell gets an error output there, which nbgrader scores 0; the
+    reference gets a passing line. The spec comes from the teacher's source notebook."""
+    from classroom.nbgrader_grading import IsolatedGrading, StartIsolatedGrading
+
+    full = nbformat.read(CH02, as_version=4)
+    source = classroom.nbgrader_notebook(full, CH02)
+    (tmp_path / "source" / "02_soft_lookup").mkdir(parents=True)
+    nbformat.write(source, tmp_path / "source" / "02_soft_lookup" / "02_soft_lookup.ipynb")
+    resources = {"nbgrader": {"assignment": "02_soft_lookup", "notebook": "02_soft_lookup"}}
+    reference = classroom.nbgrader_notebook(full, CH02, lab_solutions=True)
+    release = copy.deepcopy(source)
+    for cell in release.cells:
+        if cell.metadata.get("nbgrader", {}).get("solution") and cell.cell_type == "code":
+            cell.source = classroom.clear_solution(cell.source, "Exercise 2")
+    for nb, passed in ((release, False), (reference, True)):
+        tests = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade")
+                 and not c.metadata["nbgrader"].get("solution")]
+        for cell in tests:
+            cell.outputs = [nbformat.v4.new_output("stream", text="Exercise 2.2: correct.\n")]
+        start = StartIsolatedGrading(course_root=str(tmp_path))
+        finish = IsolatedGrading(course_root=str(tmp_path))
+        nb, got = finish(*start(nb, dict(resources)))
+        kinds = [[o.output_type for o in cell.outputs] for cell in tests]
+        assert kinds == [["stream" if passed else "error"]] * len(tests), kinds
+        assert "course_isolated_grading" not in got

@@ -36,6 +36,16 @@ attend = reference._attention_made_like()
     Copy("Exercise 10.2", "package", '''
 from utils.exercises.ch10 import _attention as attend
 '''),
+    # PyTorch's attention through the dispatcher's own name (issue 38: it scored before)
+    Copy("Exercise 10.2", "forbidden", '''
+def attend(q, k, v, mask=None):
+    return torch.ops.aten.scaled_dot_product_attention(q, k, v, mask)
+'''),
+    # layer norm through the dispatcher
+    Copy("Exercise 10.4", "forbidden", '''
+def layer_norm(x, weight, bias, eps=1e-5):
+    return torch.ops.aten.native_layer_norm(x, [x.shape[-1]], weight, bias, eps)[0]
+'''),
     # the reference the exercise compares with, called instead of repairing the function
     Copy("Exercise 10.2", "forbidden", '''
 def attend(q, k, v, mask=None):
