@@ -164,6 +164,10 @@ TW_OVERRIDES: list[tuple[str, str]] = [
     ("主語", "主詞"), ("賓語", "受詞"),
     ("感知機", "感知器"), ("判別器", "鑑別器"),  # a perceptron and a discriminator, in Taiwan
     ("拋出異常", "拋出例外"), ("畫素", "像素"), ("合並", "合併"),  # the guide's second reader
+    # an operating system's process is 行程 in Taiwan (s2twp writes 程序, a procedure): the guide's
+    # section on where a grade comes from
+    ("Python 程序", "Python 行程"), ("自己的程序", "自己的行程"), ("評分器的程序", "評分器的行程"),
+    ("同處一個程序", "同處一個行程"), ("執行的程序", "執行的行程"),
 ]
 
 # Words of locales/termbase.yml that differ between the regions, as patterns (applied after
