@@ -46,9 +46,8 @@ UNTOUCHED = ("00_getting_started", "02_soft_lookup", "04_self_attention", "07_tr
 # one and a lab; every chapter with COURSE_NBGRADER_ALL=1 (the weekly workflow).
 COPY_GRADED = ("02_soft_lookup", "08_transformer_decoder", "10_lab_find_the_bug",
                "11_lab_ablation_ladder")
-# The chapters graded with the red team too (tests/red_team.py): every tampering submission in chapter
-# 2, the one that tries everything at once, the famous line alone, a rewrite of a watched file and a
-# student who solves half in the others. Each must score what it solved, and no more.
+# The chapters graded with the red team too (tests/red_team.py, see red_team() below) and a student who
+# solves half. Each must score what it solved, and no more.
 RED_TEAM = {"02_soft_lookup": "all", "08_transformer_decoder": "some", "10_lab_find_the_bug": "some",
             "11_lab_ablation_ladder": "some"}
 COPIERS_PER_RUN = 2  # copying submissions per chapter in make test (each copy is refused in-process
@@ -165,10 +164,14 @@ def red_team(release: nbformat.NotebookNode, reference: nbformat.NotebookNode, a
         return {}
     target = watched / "checks.py"
     all_of_them = team.tampering_submissions(release, target)
-    if RED_TEAM[assignment] != "all":
-        all_of_them = {k: v for k, v in all_of_them.items()
-                       if k in ("tamper-everything", "tamper-environment", "tamper-files")}
-    return {**all_of_them, "half-solved": team.half_solved(reference)}
+    # each tampering cell alone is graded in-process (tests/test_isolated_grading.py); here, where every
+    # submission costs a kernel run, chapter 2 takes the famous line alone, all of them together, the
+    # kernel stopper and the file rewrite, the others all of them together
+    kept = {"all": ("tamper-everything", "tamper-environment", "tamper-files",
+                    *(f"tamper-{name}" for name in team.STOPS_THE_KERNEL)),
+            "some": ("tamper-everything",)}[RED_TEAM[assignment]]
+    return {**{k: v for k, v in all_of_them.items() if k in kept},
+            "half-solved": team.half_solved(reference)}
 
 
 def autograde(course: Path, full: nbformat.NotebookNode, path: Path,
