@@ -231,9 +231,9 @@ def _run_cases(fn: Callable[..., Any], reference: Callable[..., Any], cases: lis
     """``check_function``'s comparisons; raises ``CheckFailed`` (or ``NotDoneYet``) at the first miss.
 
     A wrong answer is named after a mistake only when it equals that mistake's output on every input
-    (and the mistake differs from the reference where the answer failed): an answer that agrees with a
-    mistake on one input by chance (a function returning 0 where the mistake also picks 0) is told
-    what differs instead."""
+    where it gives an answer at all (it may raise, or give NaN, elsewhere), and the mistake differs from
+    the reference where the answer failed: an answer that agrees with a mistake on one input by chance
+    (a function returning 0 where the mistake also picks 0) is told what differs instead."""
     answers: dict[int, Any] = {}
 
     def answer_on(i: int) -> Any:
@@ -263,8 +263,9 @@ def _run_cases(fn: Callable[..., Any], reference: Callable[..., Any], cases: lis
                     try:
                         theirs = answer_on(j)
                     except CheckFailed:
-                        everywhere = False
-                        break
+                        continue  # the answer fails there in another way: no evidence either way
+                    if _has_nan(theirs):
+                        continue
                     if not _same(theirs, _made_by(functions[candidate], tuple(other)), atol, rtol):
                         everywhere = False
                         break
@@ -275,6 +276,17 @@ def _run_cases(fn: Callable[..., Any], reference: Callable[..., Any], cases: lis
             _fail(name, say("this looks like {mistake} (on input {i} your answer equals what that "
                             "mistake gives, and on every other input too)", mistake=mistake, i=i),
                   own[1] if isinstance(own, tuple) else None)
+
+
+def _has_nan(value: Any) -> bool:
+    """Whether an answer holds a NaN anywhere (it gave no usable value there)."""
+    if isinstance(value, torch.Tensor):
+        return bool(value.is_floating_point() and torch.isnan(value.detach()).any())
+    if isinstance(value, float):
+        return value != value
+    if isinstance(value, (tuple, list)):
+        return any(_has_nan(v) for v in value)
+    return False
 
 
 def _made_by(make_mistake: Callable[..., Any], args: tuple) -> Any:

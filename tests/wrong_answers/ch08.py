@@ -52,7 +52,7 @@ def teacher_forcing_pair(ids, bos_id, eos_id, pad_id):
 '''),
     Wrong("Exercise 8.3", "the two kinds of error swapped", '''
 def error_kinds(lp_output, lp_reference, correct):
-    kinds = torch.where(lp_output > lp_reference, 1, 2)     # the model prefers the output: search?
+    kinds = torch.where(lp_reference > lp_output, 2, 1)     # the reference preferred: the model's fault?
     return torch.where(correct, 0, kinds)
 '''),
     Wrong("Exercise 8.3", "correct outputs labelled as errors", '''
