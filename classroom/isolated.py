@@ -53,21 +53,6 @@ class SandboxError(RuntimeError):
     """The sandbox ended, timed out or answered out of protocol: the exercise scores 0."""
 
 
-def _limits(memory: int) -> None:  # runs in the child, before Python starts
-    import resource
-
-    resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    os.setsid()
-    try:  # a network namespace of its own, where the kernel allows one (root, user namespaces)
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.unshare(0x40000000)  # CLONE_NEWNET; on failure the sandbox's socket guard remains
-    except Exception:  # noqa: BLE001
-        pass
-
-
 def sandbox_env(checkpoints: str | Path | None = None, language: str | None = None,
                 home: str | Path | None = None) -> dict[str, str]:
     """The sandbox's whole environment: nothing of the grader's (no NBGRADER_EXECUTION, no tokens)."""
@@ -89,11 +74,12 @@ class Sandbox:
         self.folder = tempfile.TemporaryDirectory(prefix="course-sandbox-")
         self.step_seconds = step_seconds
         self.process = subprocess.Popen(
-            [sys.executable, "-I", str(SANDBOX)],  # -I: no PYTHON* variables, no user site
+            # -I: no PYTHON* variables, no user site; the sandbox sets its own limits before any
+            # student code runs (no preexec_fn: the grader may start it from a thread)
+            [sys.executable, "-I", str(SANDBOX), str(memory)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL, cwd=self.folder.name,
-            env=sandbox_env(checkpoints, language, self.folder.name),
-            preexec_fn=lambda: _limits(memory))
+            env=sandbox_env(checkpoints, language, self.folder.name), start_new_session=True)
         ready = self._read(START_SECONDS)
         if not ready.get("ready"):
             self.close()

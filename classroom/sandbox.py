@@ -43,6 +43,22 @@ def _private_channel() -> tuple[io.TextIOWrapper, io.TextIOWrapper]:
     return inbox, outbox
 
 
+def _limits(memory: int) -> None:
+    """The sandbox's own limits, set before any student code runs: its address space, no core files,
+    and a network namespace of its own where the kernel allows one (root, user namespaces)."""
+    import resource
+
+    if memory > 0:
+        resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).unshare(0x40000000)  # CLONE_NEWNET; else the socket guard
+    except Exception:  # noqa: BLE001
+        pass
+
+
 def _block_network() -> None:
     """No connection leaves the sandbox (the grader also tries a network namespace of its own)."""
     import socket
@@ -194,6 +210,7 @@ class Runner:
 
 
 def main() -> int:
+    _limits(int(sys.argv[1]) if len(sys.argv) > 1 else 0)
     inbox, outbox = _private_channel()
     wire = _load_wire()
     _block_network()
