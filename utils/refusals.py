@@ -145,8 +145,11 @@ def run_refusing(fn: Callable[..., Any], args: Sequence[Any], name: str, hint: s
 
     pairs = [*forbidden, *((owner, attribute) for owner, attribute, _ in _ALSO_FORBIDDEN)]
     labels = [route_label(owner, attribute) for owner, attribute in forbidden]
+    # code in a refused file (the exercise's own module) is refused by _files_refused already
+    refused_files = {file for file, _ in _FORBIDDEN_FILES}
     watched = {code: route_label(owner, attribute) for owner, attribute in pairs
-               for code in _code_of(getattr(owner, attribute, None))}
+               for code in _code_of(getattr(owner, attribute, None))
+               if code.co_filename not in refused_files}
     record_them = bool(watched) or exponentials is not None or any(lab in OPERATORS for lab in labels)
     stub, record = False, None
     try:
