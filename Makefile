@@ -16,6 +16,11 @@ $(STAMP): requirements.txt pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps -e .
+	@# rfc3987-syntax (jupyter-events asks for jsonschema[format-nongpl]) builds some forty Earley
+	@# parsers when jsonschema is imported: 2.6 s in every process that reads a notebook (nbgrader,
+	@# the book's build, each test's helper). jsonschema checks IRI formats without it; no notebook
+	@# schema uses that format.
+	$(BIN)/python -m pip uninstall --quiet --disable-pip-version-check --yes rfc3987-syntax
 	@touch $(STAMP)
 
 setup: $(STAMP)

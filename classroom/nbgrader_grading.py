@@ -128,12 +128,14 @@ class IsolatedGrading(_Nbgrader):
 
 try:
     from nbgrader.preprocessors import Execute
-    from traitlets import Integer
+    from traitlets import Enum, Integer
 except ImportError:  # pragma: no cover
     Execute = object  # type: ignore[assignment,misc]
 
     def Integer(*_args, **_kwargs):  # type: ignore[no-redef]  # noqa: N802
         return 0
+
+    Enum = Integer  # type: ignore[assignment,misc]
 
 
 class FeedbackRun(Execute):
@@ -144,6 +146,10 @@ class FeedbackRun(Execute):
     remaining cells are not run."""
 
     total_seconds = Integer(1800, help="the whole feedback run's time budget").tag(config=True)
+    # the outputs are in once the last cell has run: the kernel is stopped, not asked to stop (a
+    # graceful shutdown waited about 3 s per submission for a kernel that had imported torch)
+    shutdown_kernel = Enum(["graceful", "immediate"], default_value="immediate",
+                           help="how the kernel is stopped after the run").tag(config=True)
 
     def preprocess(self, nb, resources=None, km=None):  # noqa: D401 - nbconvert's interface
         import time

@@ -104,6 +104,13 @@ class _Operators(TorchDispatchMode):
         super().__init__()
         self.record = record
 
+    @classmethod
+    def _should_skip_dynamo(cls) -> bool:
+        # False: the mode's method is left as written. PyTorch otherwise wraps it to keep
+        # torch.compile out, and the wrapper imports torch._dynamo on the first call (2-3 s on
+        # a laptop CPU, paid by every check that records); no answer is compiled while recorded.
+        return False
+
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         name = str(func).rsplit(".", 1)[0]
         self.record.operators[name] += 1
