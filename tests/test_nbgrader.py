@@ -47,11 +47,15 @@ UNTOUCHED = ("00_getting_started", "02_soft_lookup", "04_self_attention", "07_tr
 COPY_GRADED = ("02_soft_lookup", "08_transformer_decoder", "10_lab_find_the_bug",
                "11_lab_ablation_ladder")
 # The chapters graded with the red team too (tests/red_team.py, see red_team() below) and a student who
-# solves half. Each must score what it solved, and no more.
+# solves half. Each must score what it solved, and no more. In make test the half-solver makes the
+# chapter's named mistakes in the half it did not solve (a separate mistaken submission in the weekly
+# run), and each check must name its mistake.
 RED_TEAM = {"02_soft_lookup": "all", "08_transformer_decoder": "some", "10_lab_find_the_bug": "some",
             "11_lab_ablation_ladder": "some"}
-COPIERS_PER_RUN = 2  # copying submissions per chapter in make test (each copy is refused in-process
-# by tests/test_copy_proof.py anyway; nbgrader proves the same on two rounds of them)
+COPIERS_PER_RUN = 1  # copying submissions per chapter in make test (each copy is refused in-process
+# by tests/test_copy_proof.py anyway; nbgrader proves the same on a round of them: the first copy of
+# each exercise, which is the route the exercise forbids: tests/copy_attempts list those first)
+WEEKLY = bool(os.environ.get("COURSE_NBGRADER_ALL"))
 GRADING_SECONDS: dict[str, float] = {}  # seconds per non-reference submission, measured by autograde
 
 
@@ -108,17 +112,14 @@ def answered(reference: nbformat.NotebookNode, answers: dict[str, str]) -> nbfor
     return nb
 
 
-def graded_submissions(full: nbformat.NotebookNode, path: Path) -> dict[str, tuple[dict, str]]:
-    """{student: ({grade_id: code}, what the check must say)} for a chapter of COPY_GRADED: a mistaken
-    submission (each exercise's first named wrong answer) and copying ones (copier-k holds the k-th
-    copy of every exercise, tests/copy_attempts)."""
+def mistaken_answers(full: nbformat.NotebookNode, path: Path) -> tuple[dict[str, str], dict[str, str]]:
+    """({grade_id: code}, {grade_id: the mistake its check must name}): each auto-checked exercise's
+    first named wrong answer (tests/wrong_answers)."""
     import importlib
 
     exercises = {ex.name: ex for ex in classroom.find_exercises(full, path)}
-    chapter = path.name[:2]
-    out: dict[str, tuple[dict, str]] = {}
     try:
-        wrong = importlib.import_module(f"tests.wrong_answers.ch{chapter}").WRONG
+        wrong = importlib.import_module(f"tests.wrong_answers.ch{path.name[:2]}").WRONG
     except ModuleNotFoundError:
         wrong = []
     from utils.exercises.ch10 import PLANTED
@@ -130,18 +131,32 @@ def graded_submissions(full: nbformat.NotebookNode, path: Path) -> dict[str, tup
             continue  # a lab's planted bug is never named (tests/test_exercise_mistakes.py)
         if ex.registered is not None and ex.registered.kind != "prediction":
             mistaken.setdefault(ex.grade_id, (answer.code, answer.mistake))
-    if mistaken:
-        out["mistaken"] = ({gid: code for gid, (code, _) in mistaken.items()},
-                           {gid: mistake for gid, (_, mistake) in mistaken.items()})
+    return ({gid: code for gid, (code, _) in mistaken.items()},
+            {gid: mistake for gid, (_, mistake) in mistaken.items()})
+
+
+def graded_submissions(full: nbformat.NotebookNode, path: Path) -> dict[str, tuple[dict, str]]:
+    """{student: ({grade_id: code}, what the check must say)} for a chapter of COPY_GRADED: a mistaken
+    submission (each exercise's first named wrong answer; in make test, where the chapter has a red
+    team, its half-solver makes them instead) and copying ones (copier-k holds the k-th copy of every
+    exercise, tests/copy_attempts)."""
+    import importlib
+
+    exercises = {ex.name: ex for ex in classroom.find_exercises(full, path)}
+    chapter = path.name[:2]
+    out: dict[str, tuple[dict, str]] = {}
+    answers, mistakes = mistaken_answers(full, path)
+    if answers and (WEEKLY or path.stem not in RED_TEAM):
+        out["mistaken"] = (answers, mistakes)
     try:
         copies = importlib.import_module(f"tests.copy_attempts.ch{chapter}").COPIES
     except ModuleNotFoundError:
         copies = []
     by_exercise: dict[str, list[str]] = {}
-    for attempt in copies:
+    for attempt in sorted(copies, key=lambda a: not a.featured):  # the featured copy first
         by_exercise.setdefault(exercises[attempt.exercise].grade_id, []).append(attempt.code)
     rounds = max((len(v) for v in by_exercise.values()), default=0)
-    if not os.environ.get("COURSE_NBGRADER_ALL"):  # make test: two copiers; weekly: every copy
+    if not WEEKLY:  # make test: COPIERS_PER_RUN copiers; weekly: every copy
         rounds = min(rounds, COPIERS_PER_RUN)
     for k in range(rounds):
         out[f"copier-{k + 1}"] = ({gid: codes[k] for gid, codes in by_exercise.items() if k < len(codes)},
@@ -151,17 +166,38 @@ def graded_submissions(full: nbformat.NotebookNode, path: Path) -> dict[str, tup
 
 def cell_limit(assignment: str) -> tuple[str, ...]:
     """Chapter 2's red team holds a kernel that stops answering (red_team.STOPS_THE_KERNEL): there,
-    where no cell takes more than seconds, nbgrader's feedback run waits a minute per cell, not 30."""
-    return ("--Execute.timeout=60",) if RED_TEAM.get(assignment) == "all" else ()
+    where no cell takes more than a few seconds, nbgrader's feedback run waits 20 s per cell, not 30
+    minutes."""
+    return ("--Execute.timeout=20",) if RED_TEAM.get(assignment) == "all" else ()
+
+
+def half_solver(reference: nbformat.NotebookNode, full: nbformat.NotebookNode,
+                path: Path) -> tuple[nbformat.NotebookNode, dict[str, str]]:
+    """The half-solver (red_team.half_solved) and {grade_id: mistake its check must name}: in make
+    test it answers the exercises of the half it did not solve with their named mistakes, where they
+    have one (the weekly run grades a mistaken submission of its own)."""
+    from classroom.check_calls import check_calls
+    from tests import red_team as team
+
+    half = team.half_solved(reference)
+    if WEEKLY:
+        return half, {}
+    calls = check_calls(reference)
+    unsolved = {"ex-" + c.number.replace(".", "-") for c in calls[len(calls) // 2:]}
+    answers, mistakes = mistaken_answers(full, path)
+    answers = {gid: code for gid, code in answers.items() if gid in unsolved}
+    return answered(half, answers), {gid: mistakes[gid] for gid in answers}
 
 
 def red_team(release: nbformat.NotebookNode, reference: nbformat.NotebookNode, assignment: str,
-             watched: Path) -> dict[str, nbformat.NotebookNode]:
-    """{student: notebook} of the red team for ``assignment`` (RED_TEAM)."""
+             watched: Path, full: nbformat.NotebookNode,
+             path: Path) -> tuple[dict[str, nbformat.NotebookNode], dict[str, str]]:
+    """({student: notebook} of the red team for ``assignment`` (RED_TEAM), {grade_id: the mistake the
+    half-solver's check must name})."""
     from tests import red_team as team
 
     if assignment not in RED_TEAM:
-        return {}
+        return {}, {}
     target = watched / "checks.py"
     all_of_them = team.tampering_submissions(release, target)
     # each tampering cell alone is graded in-process (tests/test_isolated_grading.py); here, where every
@@ -170,8 +206,8 @@ def red_team(release: nbformat.NotebookNode, reference: nbformat.NotebookNode, a
     kept = {"all": ("tamper-everything", "tamper-environment", "tamper-files",
                     *(f"tamper-{name}" for name in team.STOPS_THE_KERNEL)),
             "some": ("tamper-everything",)}[RED_TEAM[assignment]]
-    return {**{k: v for k, v in all_of_them.items() if k in kept},
-            "half-solved": team.half_solved(reference)}
+    half, mistakes = half_solver(reference, full, path)
+    return {**{k: v for k, v in all_of_them.items() if k in kept}, "half-solved": half}, mistakes
 
 
 def autograde(course: Path, full: nbformat.NotebookNode, path: Path,
@@ -327,14 +363,16 @@ def test_autograde_gives_reference_full_points_and_untouched_zero(path, course):
     watched = course / "watched" / path.stem
     watched.mkdir(parents=True, exist_ok=True)
     (watched / "checks.py").write_text("def check(number, answer):\n    raise AssertionError\n")
-    team = red_team(generate(course, path.stem), classroom.nbgrader_notebook(full, path, lab_solutions=True),
-                    path.stem, watched)
+    team, half_mistakes = red_team(generate(course, path.stem),
+                                   classroom.nbgrader_notebook(full, path, lab_solutions=True),
+                                   path.stem, watched, full, path)
     scores = autograde(course, full, path, extra, team, watched)
     assert_full_and_zero({s: g for s, g in scores.items() if s not in extra and s not in team},
                          expected_points(full, path), manual_points(full, path))
     assert_red_team(scores, team, full, path)
     assert cell_errors(course, "reference", path.stem) == [], f"{path.name}: a cell raised"
-    for student, (answers, mistakes) in extra.items():
+    named = [*extra.items(), *([("half-solved", (half_mistakes, half_mistakes))] if half_mistakes else [])]
+    for student, (answers, mistakes) in named:
         earned = {gid: scores[student][gid] for gid in answers if scores[student][gid][0]}
         assert not earned, f"{path.name}: {student} earned points for {earned}"
         errors = {i: e for i, _, e in cell_errors(course, student, path.stem)}

@@ -5,7 +5,9 @@
 shows: the chapter's visible code pasted, a value the notebook computes returned, a route the exercise
 forbids in words, or the exercise's own reference called from the installed package
 (``utils.exercises.chNN``). ``how`` says which. ``tests/test_copy_proof.py`` runs each through the
-exercise's real check cell, checks strict: every one must be refused.
+exercise's real check cell, checks strict: every one must be refused. ``tests/test_nbgrader.py`` grades a
+round of them through ``nbgrader autograde`` too: in ``make test`` one copy per exercise, the one marked
+``featured`` (the routes that scored before issue 38) or else the first.
 """
 
 from __future__ import annotations
@@ -17,11 +19,13 @@ HOWS = ("pasted", "returned", "forbidden", "package")
 
 @dataclass(frozen=True)
 class Copy:
-    """One copying submission: the exercise ("Exercise 4.2"), how it copies (one of HOWS), its code."""
+    """One copying submission: the exercise ("Exercise 4.2"), how it copies (one of HOWS), its code;
+    ``featured``: the copy that make test's nbgrader round takes for the exercise."""
 
     exercise: str
     how: str
     code: str
+    featured: bool = False
 
     def __post_init__(self) -> None:
         if self.how not in HOWS:

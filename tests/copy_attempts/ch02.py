@@ -21,7 +21,7 @@ def lookup_jacobian(query, keys, values):
             out = torch.softmax(keys @ q, dim=0) @ values
             columns.append(fwAD.unpack_dual(out).tangent)
     return torch.stack(columns, dim=1)
-'''),
+''', featured=True),
     Copy("Exercise 2.2", "forbidden", '''
 def lookup_jacobian(query, keys, values):
     return torch.func.jacfwd(lambda q: torch.softmax(keys @ q, dim=0) @ values)(query)
@@ -60,7 +60,7 @@ def column_projected_attention(Xc, Mc, W_Q, W_K, W_V):
     Copy("Exercise 2.3", "pasted", '''
 def column_projected_attention(Xc, Mc, W_Q, W_K, W_V):
     return scaled_dot_product_attention(Xc.T @ W_Q, Mc.T @ W_K, Mc.T @ W_V)[0].T
-'''),
+''', featured=True),
     Copy("Exercise 2.3", "pasted", '''
 import utils.attention
 

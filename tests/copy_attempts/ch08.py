@@ -7,7 +7,7 @@ COPIES = [
     Copy("Exercise 8.1", "forbidden", '''
 def smoothed_cross_entropy(logits, targets, epsilon, pad_id):
     return torch.ops.aten.cross_entropy_loss(logits, targets, None, 1, pad_id, epsilon)
-'''),
+''', featured=True),
     Copy("Exercise 8.1", "forbidden", '''
 import torch.nn.functional as F
 

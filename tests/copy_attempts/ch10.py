@@ -40,7 +40,7 @@ from utils.exercises.ch10 import _attention as attend
     Copy("Exercise 10.2", "forbidden", '''
 def attend(q, k, v, mask=None):
     return torch.ops.aten.scaled_dot_product_attention(q, k, v, mask)
-'''),
+''', featured=True),
     # layer norm through the dispatcher
     Copy("Exercise 10.4", "forbidden", '''
 def layer_norm(x, weight, bias, eps=1e-5):
