@@ -118,8 +118,8 @@ class Plan:
 
 
 PLANS = (
-    Plan("5 weeks", 5, 2, 240, tuple(range(12))),  # chapter 12: an optional sixth week
-    Plan("10 weeks", 10, 1, 150, tuple(range(13))),
+    Plan("5 weeks", 5, 2, 240, tuple(range(12))),  # chapters 12 and 13: an optional sixth week
+    Plan("10 weeks", 10, 1, 150, tuple(range(14))),  # chapters 12 and 13 as well
 )
 
 

@@ -61,6 +61,7 @@ TOC_CAPTIONS = {
     "The Transformer": "Transformer",
     "Labs": "实验",
     "Beyond translation": "翻译之外",
+    "Real sentences": "真实的句子",
     "Reference": "参考资料",
 }
 

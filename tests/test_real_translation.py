@@ -86,6 +86,26 @@ def test_the_learning_curve_records_seconds_and_bleu_each_epoch(data):
     assert 0 <= bleu_of(model, data, "test", 10) <= 100
 
 
+def test_parts_of_an_epoch_cover_its_batches_once_each(data):
+    model = tiny_transformer(data)
+    history = train_with_curve(model, data, epochs=2, max_tokens=600, n_curve=0, parts_per_epoch=3,
+                               progress=False)
+    assert [m["epochs"] for m in history.epoch_metrics] == pytest.approx([1 / 3, 2 / 3, 1, 4 / 3, 5 / 3, 2])
+    per_epoch = len(token_batches(data.train, data.src_vocab, data.tgt_vocab, 600, 0))
+    assert len(history.step_losses) == 2 * per_epoch  # every batch of both epochs, once
+    with pytest.raises(ValueError, match="parts_per_epoch"):
+        train_with_curve(model, data, epochs=1, max_tokens=600, parts_per_epoch=10_000, progress=False)
+
+
+def test_the_view_writes_chinese_without_spaces(data):
+    from utils.views import transformer_view
+
+    model = tiny_transformer(data)
+    view = transformer_view(model, data.test[:2], data.src_vocab, data.tgt_vocab, sep="", max_new_tokens=6)
+    notes = [ex.note for ex in view.examples]
+    assert all(note.startswith("→ ") and " " not in note[2:].split("   ≠ ")[0] for note in notes)
+
+
 def test_the_clock_leaves_evaluation_out():
     clock = _Clock()
     ticks = iter([10.0, 12.0, 15.0, 20.0])

@@ -51,7 +51,7 @@ def weeks(plan: Plan):
 def test_the_two_plans_are_a_five_and_a_ten_week_unit():
     assert [(p.weeks, p.sessions_per_week) for p in PLANS] == [(5, 2), (10, 1)]
     assert PLANS[0].notebooks == tuple(range(12)), "5 weeks: chapters 0 to 9 and both labs"
-    assert PLANS[1].notebooks == tuple(range(13)), "10 weeks: chapter 12 as well"
+    assert PLANS[1].notebooks == tuple(range(14)), "10 weeks: chapters 12 and 13 as well"
     assert set(PLANS[1].notebooks) == set(notebooks()), "every notebook of chapters/ in the long plan"
 
 

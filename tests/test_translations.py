@@ -622,3 +622,16 @@ def test_a_chinese_notebook_prints_the_courses_own_lines_in_chinese(monkeypatch,
     check_result("fitted slope", 2.98, at_least=2.9, at_most=3.1)
     out = capsys.readouterr().out
     assert out.startswith("OK") and "應在 2.9 到 3.1 之間" in out and "promised" not in out, out
+
+
+def test_the_taiwan_book_converts_the_models_simplified_chinese():
+    """Chapter 13's model writes simplified Chinese; the Taiwan book shows its printed lines converted
+    with the edition's own converter, and leaves traditional and English lines alone."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "book" / "_ext"))
+    from course_book import taiwan_chinese
+
+    printed = "I like green tea.\n    -> 我喜欢绿茶。\n訓練：26,536 對\nreference: 汤姆没有礼貌。"
+    assert taiwan_chinese(printed).split("\n") == [
+        "I like green tea.", "    -> 我喜歡綠茶。", "訓練：26,536 對", "reference: 湯姆沒有禮貌。"]

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -25,11 +25,12 @@ from torch import nn
 
 from utils import checkpoints
 from utils.bleu import corpus_bleu
+from utils.cached_decoding import beam_search_cached, greedy_decode_cached
 from utils.data import Batch, Pair, Vocab, make_batch
 from utils.subwords import UNK
 from utils.tatoeba import TatoebaData, detokenize_zh, english_words, normalize_en
 from utils.train import History, fit, warmup_schedule
-from utils.translation import beam_search, greedy_decode, teacher_forcing_loss
+from utils.translation import teacher_forcing_loss
 
 
 def token_batches(pairs: Sequence[Pair], src_vocab: Vocab, tgt_vocab: Vocab, max_tokens: int = 2_000,
@@ -76,10 +77,10 @@ def _text(ids: Sequence[int], vocab: Vocab) -> str:
 def _decode(model: nn.Module, batch: Batch, beam_size: int, length_penalty: float,
             max_new_tokens: int | None = None) -> torch.Tensor:
     """(B, T_out) ids of the model's output for ``batch``'s sources."""
-    if hasattr(model, "config"):  # the Transformer: utils.translation's decoders
+    if hasattr(model, "config"):  # the Transformer: utils.translation's decoders with a key-value cache
         if beam_size == 1:
-            return greedy_decode(model, batch.src, max_new_tokens)
-        return beam_search(model, batch.src, beam_size, max_new_tokens, length_penalty=length_penalty)
+            return greedy_decode_cached(model, batch.src, max_new_tokens)
+        return beam_search_cached(model, batch.src, beam_size, max_new_tokens, length_penalty)
     if beam_size != 1:
         raise ValueError(f"beam search is written for the Transformer; got beam_size={beam_size} for "
                          f"{type(model).__name__}")
@@ -149,33 +150,42 @@ def bleu_of(model: nn.Module, data: TatoebaData, split: str = "test", n: int | N
 
 def train_with_curve(model: nn.Module, data: TatoebaData, *, epochs: int, max_tokens: int = 2_000,
                      lr: float = 3e-3, warmup_steps: int = 100, label_smoothing: float = 0.1,
-                     n_curve: int = 400, seed: int = 0, device: torch.device | str = "cpu",
+                     n_curve: int = 400, parts_per_epoch: int = 1, seed: int = 0,
+                     device: torch.device | str = "cpu",
                      loss: Callable[[nn.Module, Batch], torch.Tensor] | None = None,
                      desc: str = "Transformer", progress: bool = True) -> History:
-    """Adam (betas 0.9, 0.98) with warm-up and cosine decay on length-grouped batches; after every
-    epoch ``history.epoch_metrics`` records the training seconds so far (evaluation excluded) and,
-    with ``n_curve`` > 0, the greedy BLEU on the first ``n_curve`` validation sentences."""
-    if epochs < 1 or lr <= 0 or n_curve < 0:
-        raise ValueError(f"need epochs >= 1, lr > 0 and n_curve >= 0; got {epochs}, {lr}, {n_curve}")
+    """Adam (betas 0.9, 0.98) with warm-up and cosine decay on length-grouped batches. Each epoch is
+    cut into ``parts_per_epoch`` parts (one tick of the progress bar each); after every part
+    ``history.epoch_metrics`` records the epochs done, the training seconds so far (evaluation
+    excluded) and, with ``n_curve`` > 0, the greedy BLEU on the first ``n_curve`` validation sentences.
+    ``loss`` defaults to the Transformer's teacher-forced cross-entropy with ``label_smoothing``."""
+    if epochs < 1 or lr <= 0 or n_curve < 0 or parts_per_epoch < 1:
+        raise ValueError(f"need epochs >= 1, lr > 0, n_curve >= 0 and parts_per_epoch >= 1; got "
+                         f"{epochs}, {lr}, {n_curve}, {parts_per_epoch}")
     step = loss or partial(teacher_forcing_loss, label_smoothing=label_smoothing)
     per_epoch = len(token_batches(data.train, data.src_vocab, data.tgt_vocab, max_tokens, seed))
+    if per_epoch < parts_per_epoch:
+        raise ValueError(f"an epoch has {per_epoch} batches, fewer than parts_per_epoch={parts_per_epoch}")
     total = epochs * per_epoch
     optimizer = torch.optim.Adam(model.parameters(), lr=lr, betas=(0.9, 0.98), eps=1e-9)
     clock = _Clock()
 
-    def on_epoch_end(epoch: int) -> dict[str, float]:
-        seconds = clock.training_seconds()
-        metrics = {"seconds": seconds}
+    def part_batches(part: int) -> Iterator[Batch]:
+        epoch, k = divmod(part, parts_per_epoch)
+        batches = token_batches(data.train, data.src_vocab, data.tgt_vocab, max_tokens, seed + epoch)
+        bounds = [round(i * len(batches) / parts_per_epoch) for i in range(parts_per_epoch + 1)]
+        return (b.to(device) for b in batches[bounds[k]:bounds[k + 1]])
+
+    def on_part_end(part: int) -> dict[str, float]:
+        metrics = {"epochs": (part + 1) / parts_per_epoch, "seconds": clock.training_seconds()}
         if n_curve:
             metrics["valid_bleu"] = bleu_of(model, data, "valid", n_curve, device=device)
         clock.evaluated()
         return metrics
 
-    return fit(model, lambda epoch: (b.to(device) for b in token_batches(
-                   data.train, data.src_vocab, data.tgt_vocab, max_tokens, seed + epoch)),
-               step, optimizer, epochs=epochs,
+    return fit(model, part_batches, step, optimizer, epochs=epochs * parts_per_epoch,
                scheduler=warmup_schedule(optimizer, min(warmup_steps, total - 1), total),
-               on_epoch_end=on_epoch_end, desc=desc, progress=progress)
+               on_epoch_end=on_part_end, desc=desc, progress=progress)
 
 
 class _Clock:

@@ -35,16 +35,35 @@ def _start(model: Transformer, src: torch.Tensor, max_new_tokens: int | None) ->
     return src != model.config.pad_id, min(limit, max_new_tokens or 2 * src.shape[1] + 10)
 
 
+class Recomputed:
+    """How the teaching decoders get the next token's logits: the whole prefix through every decoder
+    layer again at each step (``utils.cached_decoding`` keeps the keys and values instead)."""
+
+    def __init__(self, model: Transformer, memory: torch.Tensor, src_mask: torch.Tensor):
+        self.model, self.memory, self.src_mask = model, memory, src_mask
+
+    def next_logits(self, ys: torch.Tensor) -> torch.Tensor:
+        """ys (N, t) ids read so far -> (N, V) logits for the next token."""
+        return self.model.decode(ys, self.memory, self.src_mask)[:, -1]  # last position only
+
+    def keep(self, rows: torch.Tensor) -> None:
+        """Beam search kept prefixes ``rows`` (N,) of the previous step: nothing is stored per prefix."""
+
+
+Stepper = Callable[[Transformer, torch.Tensor, torch.Tensor], Recomputed]
+
+
 @torch.no_grad()
-def greedy_decode(model: Transformer, src: torch.Tensor, max_new_tokens: int | None = None) -> torch.Tensor:
+def greedy_decode(model: Transformer, src: torch.Tensor, max_new_tokens: int | None = None,
+                  stepper: Stepper = Recomputed) -> torch.Tensor:
     """Pick the most probable next token at each step: src (B, S) -> (B, T_out) ids after <bos>, padded."""
     src_mask, steps = _start(model, src, max_new_tokens)
     c = model.config
-    memory = model.encode(src, src_mask)  # (B, S, C), computed once
+    step = stepper(model, model.encode(src, src_mask), src_mask)  # memory (B, S, C), computed once
     ys = torch.full((src.shape[0], 1), c.bos_id, dtype=torch.long, device=src.device)  # (B, 1)
     done = torch.zeros(src.shape[0], dtype=torch.bool, device=src.device)
     for _ in range(steps):
-        logits = model.decode(ys, memory, src_mask)[:, -1]  # last position only: (B, V)
+        logits = step.next_logits(ys)  # (B, V)
         next_id = logits.argmax(-1).masked_fill(done, c.pad_id)  # (B,)
         ys = torch.cat([ys, next_id[:, None]], dim=1)  # feed the output back: (B, t) -> (B, t + 1)
         done |= next_id == c.eos_id
@@ -55,20 +74,20 @@ def greedy_decode(model: Transformer, src: torch.Tensor, max_new_tokens: int | N
 
 @torch.no_grad()
 def beam_search(model: Transformer, src: torch.Tensor, beam_size: int = 4, max_new_tokens: int | None = None,
-                length_penalty: float = 0.6) -> torch.Tensor:
+                length_penalty: float = 0.6, stepper: Stepper = Recomputed) -> torch.Tensor:
     """Keep the ``beam_size`` best prefixes per sentence (section 6.1: 4 beams, alpha 0.6): (B, T_out)."""
     if beam_size < 1:
         raise ValueError(f"beam_size must be at least 1, got {beam_size}")
     src_mask, steps = _start(model, src, max_new_tokens)
     c, b, k = model.config, src.shape[0], beam_size
     memory = model.encode(src, src_mask).repeat_interleave(k, dim=0)  # (B, S, C) -> (B*K, S, C)
-    src_mask = src_mask.repeat_interleave(k, dim=0)  # (B*K, S)
+    step = stepper(model, memory, src_mask.repeat_interleave(k, dim=0))  # mask (B*K, S)
     ys = torch.full((b * k, 1), c.bos_id, dtype=torch.long, device=src.device)  # (B*K, 1)
     scores = torch.full((b, k), float("-inf"), device=src.device)
     scores[:, 0] = 0.0  # one live beam at the start, so the K beams do not all repeat it
     done = torch.zeros(b * k, dtype=torch.bool, device=src.device)
     for _ in range(steps):
-        logp = model.decode(ys, memory, src_mask)[:, -1].log_softmax(-1)  # (B*K, V)
+        logp = step.next_logits(ys).log_softmax(-1)  # (B*K, V)
         logp[done] = float("-inf")
         logp[done, c.pad_id] = 0.0  # a finished beam keeps its score and only grows padding
         cand = (scores.view(b * k, 1) + logp).view(b, -1)  # (B, K * V)
@@ -76,6 +95,7 @@ def beam_search(model: Transformer, src: torch.Tensor, beam_size: int = 4, max_n
         beam = index // logp.shape[-1] + torch.arange(b, device=src.device)[:, None] * k  # (B, K)
         token = (index % logp.shape[-1]).view(-1)  # (B*K,)
         ys = torch.cat([ys[beam.view(-1)], token[:, None]], dim=1)  # (B*K, t + 1)
+        step.keep(beam.view(-1))
         done = done[beam.view(-1)] | (token == c.eos_id)
         if done.all():
             break

@@ -262,13 +262,14 @@ def examples_view(examples: Sequence[tuple], *, kind: str = "self",
 @torch.no_grad()
 def transformer_view(model: Transformer, pairs: Sequence[Pair], src_vocab: Vocab, tgt_vocab: Vocab, *,
                      labels: Sequence[str] | None = None, max_new_tokens: int | None = None,
-                     language: str | None = None) -> AttentionView:
+                     sep: str = " ", language: str | None = None) -> AttentionView:
     """Chapter 8's encoder-decoder on its own greedy translations of ``pairs``: encoder, masked decoder
     and cross-attention of every layer and head.
 
     The decoder reads ``<bos>`` and the words it wrote: decoder self-attention's queries and keys are
     those inputs; a cross-attention query is labelled with the word its position writes (the argmax of
-    its logits), so that the row of "chat" shows where the model looked to write "chat"."""
+    its logits), so that the row of "chat" shows where the model looked to write "chat". ``sep`` joins
+    the written tokens in each example's note ("" for Chinese characters)."""
     from utils.data import make_batch
     from utils.translation import greedy_decode
 
@@ -290,7 +291,7 @@ def transformer_view(model: Transformer, pairs: Sequence[Pair], src_vocab: Vocab
                     attention_maps(weights["decoder_self"][:, 0], reads, reads, "decoder_self"),
                     attention_maps(weights["cross"][:, 0], writes, src, "cross")]
             right = list(written) == list(pair.tgt)
-            note = f"→ {' '.join(written)}" + ("" if right else f"   ≠ {' '.join(pair.tgt)}")
+            note = f"→ {sep.join(written)}" + ("" if right else f"   ≠ {sep.join(pair.tgt)}")
             label = labels[n] if labels else f"{'✓' if right else '✗'} {' '.join(src)}"
             examples.append(Example(label, maps, note, right))
     finally:

@@ -158,10 +158,27 @@ def translate_printed_outputs(app: Sphinx, doctree: nodes.document) -> None:
         if "output" in node["classes"] and ({"stream", "stderr"} & set(node["classes"])):
             text = node.astext()
             translated = translate_output(text, language)
+            if language == "zh_TW":
+                translated = taiwan_chinese(translated)
             if translated != text:
                 node.children[:] = []
                 node += nodes.Text(translated)
                 node.rawsource = translated
+
+
+def taiwan_chinese(text: str) -> str:
+    """Printed lines in simplified Chinese (chapter 13's model writes it) converted with the converter
+    that writes the Taiwan edition (scripts/translations.py: s2twp, the glossary, the overrides);
+    lines already in traditional characters, or with none, stay as they are."""
+    import sys
+
+    root = str(Path(__file__).resolve().parents[2])
+    if root not in sys.path:
+        sys.path.insert(0, root)
+    from scripts.translations import _characters, to_traditional
+
+    return "\n".join(to_traditional(line) if _characters(line) != line else line
+                     for line in text.split("\n"))
 
 
 def language_switcher(app: Sphinx, pagename: str, templatename: str, context: dict[str, Any],

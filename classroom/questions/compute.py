@@ -12,6 +12,7 @@ the caller's random state.
 from __future__ import annotations
 
 import math
+import random
 from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -914,3 +915,95 @@ def mean_pool(values: Sequence[float], real: int) -> dict[str, Any]:
     x = torch.tensor(values, dtype=torch.float64)
     return {"mean": float(x[:real].mean()), "with_padding": float(x.mean()),
             "sum_over_T": float(x[:real].sum() / len(x))}
+
+
+# ---------------------------------------------------------------------------------------------------
+# 13. A real translator: English to Chinese
+# ---------------------------------------------------------------------------------------------------
+def _bleu(output: str, references: Sequence[str]) -> Any:
+    """sacrebleu's BLEU of one output against its references, as chapter 13 scores (``utils.bleu``:
+    the ``zh`` tokenizer, one token per Chinese character and punctuation mark)."""
+    from utils.bleu import corpus_bleu
+
+    return corpus_bleu([output], [list(references)])
+
+
+@computed
+def half_output_bleu(reference: str) -> dict[str, Any]:
+    """Exercise 13.1 on one sentence: the output is the first half of its only reference. BLEU's
+    brevity penalty and unigram precision; the named mistake takes the penalty for the ratio c / r."""
+    assert len(reference) % 2 == 0, "a reference of an even number of characters"
+    output = reference[:len(reference) // 2]
+    score = _bleu(output, [reference])
+    return {"output": output, "bp": float(score.bp), "p1": score.precisions[0] / 100,
+            "c": score.sys_len, "r": score.ref_len, "ratio": score.sys_len / score.ref_len}
+
+
+@computed
+def closest_reference_bp(c: int, lengths: Sequence[int]) -> dict[str, Any]:
+    """The brevity penalty of an output of ``c`` characters against references of ``lengths``
+    characters (sacrebleu takes the closest in length, the shorter on a tie), and what using the
+    shortest or the longest reference alone would give."""
+    text = "汤姆昨天买了一把伞" * (1 + max(c, *lengths) // 9)  # all Chinese: one token per character
+
+    def score(lengths_used: Sequence[int]) -> Any:
+        return _bleu(text[:c], [text[:n] for n in lengths_used])
+
+    right = score(lengths)
+    assert right.ref_len == min(lengths, key=lambda n: (abs(n - c), n))
+    return {"bp": float(right.bp), "r": right.ref_len, "shortest": float(score([min(lengths)]).bp),
+            "longest": float(score([max(lengths)]).bp)}
+
+
+@computed
+def clipped_unigrams(output: str, references: Sequence[str]) -> dict[str, Any]:
+    """The output's characters BLEU counts as matched against several references (sacrebleu's clipped
+    unigram count: each character at most its largest count in one reference), and what exercise
+    13.3's named mistakes count: no clipping, the sum over the references, the first one only."""
+    score = _bleu(output, references)
+    have, counts = Counter(output), [Counter(r) for r in references]
+
+    def matched(allowed: Callable[[str], int]) -> int:
+        return sum(min(n, allowed(c)) for c, n in have.items())
+
+    assert score.totals[0] == len(output)  # Chinese characters only: one token each
+    assert score.counts[0] == matched(lambda c: max(r[c] for r in counts))
+    return {"matched": int(score.counts[0]), "total": int(score.totals[0]),
+            "unclipped": matched(lambda c: have[c] if any(r[c] for r in counts) else 0),
+            "summed": matched(lambda c: sum(r[c] for r in counts)),
+            "first_only": matched(lambda c: counts[0][c])}
+
+
+@computed
+def wu_length_penalty(n: int, alpha: float) -> dict[str, Any]:
+    """Wu et al.'s lp(n) = ((5 + n) / 6) ** alpha, as ``utils.translation.beam_search`` divides by, and
+    exercise 13.2's named mistakes: the length alone to the power alpha, (5 + n) / 5."""
+    return {"lp": _length_penalty(n, alpha), "plain": float(n) ** alpha,
+            "over_five": ((5 + n) / 5) ** alpha, "one_token": _length_penalty(1, alpha)}
+
+
+@computed
+def paired_bootstrap(n_sentences: int) -> dict[str, Any]:
+    """``utils.bleu.bootstrap_bleu`` of two made-up translators on the same ``n_sentences`` references
+    (random strings of Chinese characters): A replaces half of the characters at random, B is A with
+    3% more replaced. Each score's interval, and the paired interval of A minus B; the separate
+    intervals overlap, the paired one excludes 0."""
+    from utils.bleu import bootstrap_bleu
+
+    rng = random.Random(0)
+    chars = [chr(0x4E00 + k) for k in range(300)]
+    references = ["".join(rng.choice(chars) for _ in range(rng.randint(5, 14))) for _ in range(n_sentences)]
+
+    def garble(text: str, share: float) -> str:
+        return "".join(rng.choice(chars) if rng.random() < share else c for c in text)
+
+    a = [garble(r, 0.5) for r in references]
+    b = [garble(t, 0.03) for t in a]
+    refs = [[r] for r in references]
+    one, other = bootstrap_bleu(a, refs), bootstrap_bleu(b, refs)
+    paired = bootstrap_bleu(a, refs, baseline=b)
+    assert other.low < one.low <= other.high < one.high and paired.low > 0
+    found: dict[str, Any] = {"confidence": one.confidence}
+    for name, interval in (("a", one), ("b", other), ("diff", paired)):
+        found |= {name: interval.estimate, f"{name}_low": interval.low, f"{name}_high": interval.high}
+    return found
