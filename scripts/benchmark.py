@@ -94,8 +94,28 @@ def time_notebooks(pattern: str) -> list[tuple[str, str]]:
         seconds = time.perf_counter() - start
         total += seconds
         rows.append((f"notebook {path.stem}", f"{seconds:7.1f} s{status}"))
+        rows.extend(training_budgets(path.stem, nb))
     rows.append((f"notebooks, total ({len(paths)})", f"{total:7.1f} s = {total / 60:.1f} min "
                  f"(target < 6 min on 2 cores)"))
+    return rows
+
+
+# The training time a chapter promises (its glued seconds, as the book shows them), against its budget
+TRAINING_BUDGETS = {"13_english_to_chinese": [("ch13_tf_seconds", "Transformer", 180.0),
+                                              ("ch13_gru_seconds", "GRU with attention", 300.0)]}
+
+
+def training_budgets(stem: str, executed) -> list[tuple[str, str]]:
+    """Rows for a chapter's budgeted training runs: the seconds its run glued, and the budget."""
+    from utils.glue import glued_values
+
+    glued = glued_values(executed)
+    rows = []
+    for key, what, budget in TRAINING_BUDGETS.get(stem, []):
+        seconds = float(glued[key]) if key in glued else float("nan")
+        verdict = "within" if seconds <= budget else "OVER"
+        rows.append((f"  {stem}: {what} training", f"{seconds:7.1f} s ({verdict} its budget of "
+                     f"{budget:.0f} s)"))
     return rows
 
 
