@@ -24,10 +24,16 @@ from utils.runtime import seed_everything
 # 13.1 What a short output costs
 # ---------------------------------------------------------------------------------------------------
 @cache
+def _entries() -> tuple[utils.tatoeba.Entry, ...]:
+    """The shipped corpus grouped by English sentence, read once for every check that needs it."""
+    return tuple(utils.tatoeba.group_by_english(utils.tatoeba.parse_cmn(utils.tatoeba.read_cmn_text())))
+
+
+@cache
 def _han_references() -> tuple[str, ...]:
     """The first translation of every English sentence of the corpus that is all Chinese characters
     and Chinese punctuation, with an even number of characters (sacrebleu's zh tokens, one each)."""
-    entries = utils.tatoeba.group_by_english(utils.tatoeba.parse_cmn(utils.tatoeba.read_cmn_text()))
+    entries = _entries()
     han = re.compile(r"[\u4e00-\u9fff\u3000-\u303f\uff01-\uff0f\uff1a-\uff1f]+")
     return tuple(e.chinese[0] for e in entries
                  if han.fullmatch(e.chinese[0]) and len(e.chinese[0]) % 2 == 0)
@@ -224,7 +230,7 @@ def _split_like(unit="sentence"):
 
 
 def _split_inputs(hidden: bool) -> list[tuple[list[tuple[str, str]], int, int]]:
-    entries = utils.tatoeba.group_by_english(utils.tatoeba.parse_cmn(utils.tatoeba.read_cmn_text()))
+    entries = list(_entries())
     several = [e for e in entries if len(e.chinese) > 1]
     cases = []
     for k, (n_entries, n_test) in enumerate([(30, 5), (12, 3), (50, 10)] if not hidden
